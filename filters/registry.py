@@ -1,0 +1,54 @@
+"""Build filters by name or from a spec dict, and list the names that exist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from filters.base import Denoiser
+from filters.ekf import ExtendedKalman
+from filters.ewma import EWMA
+from filters.moving_average import MovingAverage
+from filters.raw import Raw
+from filters.tvd import TotalVariation
+
+_REGISTRY: dict[str, type[Denoiser]] = {
+    cls.name: cls for cls in (Raw, MovingAverage, EWMA, TotalVariation, ExtendedKalman)
+}
+
+
+def available_filters() -> list[str]:
+    """Names accepted by ``make_filter``, sorted.
+
+    >>> available_filters()
+    ['ekf', 'ewma', 'moving_average', 'raw', 'tvd']
+    """
+    return sorted(_REGISTRY)
+
+
+def make_filter(spec: str | dict[str, Any], **params: Any) -> Denoiser:
+    """Build a filter from its name and parameters, or from a spec dict.
+
+    ``make_filter("tvd", lam=40.0)`` and ``make_filter({"name": "tvd", "lam": 40.0})`` are the
+    same filter; ``make_filter(f.spec)`` rebuilds ``f``'s configuration (not its state).
+    Unknown names and parameters raise ``ValueError`` saying what is allowed.
+
+    >>> make_filter({"name": "ewma", "alpha": 0.5}).spec
+    {'name': 'ewma', 'alpha': 0.5}
+    """
+    if isinstance(spec, dict):
+        if params:
+            raise ValueError("pass either a spec dict or a name with keyword parameters, not both")
+        params = dict(spec)
+        name = params.pop("name", None)
+        if name is None:
+            raise ValueError(f"spec {spec!r} has no 'name'; allowed names: {available_filters()}")
+    else:
+        name = spec
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"name={name!r} is not a filter; allowed names: {available_filters()}")
+    allowed = cls.parameters()
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"{name}: unknown parameter {unknown[0]!r}; allowed parameters: {allowed}")
+    return cls(**params)

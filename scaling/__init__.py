@@ -1,0 +1,1 @@
+"""Threshold policy, guards and the Scaler: filtered volume in, operator count out."""

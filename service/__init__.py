@@ -1,0 +1,1 @@
+"""The decision service (FastAPI): routes, storage, settings."""

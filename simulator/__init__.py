@@ -1,0 +1,1 @@
+"""Workloads, noise at a given SNR, the simulation engine, metrics and reports."""
