@@ -40,7 +40,8 @@ class ExtendedKalman(Denoiser):
     below 0 is observed as 0; one above ``e`` times the prediction as ``e`` times the prediction
     (the linearised ``exp`` is trusted up to a factor ``e``, so a jump cannot overflow the
     state); a prediction below a tenth of the sample is first raised to it, since ``H`` is
-    nearly 0 there and the filter could not move. Either model overshoots a step by about 20 %.
+    nearly 0 there and the filter could not move. The constant-slope model overshoots a step by
+    about 20 % before it settles.
 
     The first sample starts the state at :math:`v_0` (log: :math:`\\max(v_0, 10^{-12})`), slope
     0, and is returned. :math:`P_0 = \\mathrm{diag}(R_0, 0)` (log: :math:`\\min(R_0/v_0^2, 1)`
@@ -56,8 +57,9 @@ class ExtendedKalman(Denoiser):
         step is half-way after 23 / 13 / 7 s and the output keeps 0.13 / 0.18 / 0.23 sigma of
         noise for 0.001 / 0.01 / 0.1.
     measurement_noise
-        Variance ``R`` of the samples, in (volume)^2, > 0; or ``"auto"``: ``R`` is the square of
-        ``NoiseEstimator`` (last 120 differences), at least 1, and 2500 until it has 8.
+        Variance ``R`` of the samples, in (volume)^2, > 0; or ``"auto"``: ``R`` is the squared
+        ``NoiseEstimator`` deviation (last 120 differences), at least 1, and 2500 until it has
+        8. After an exactly constant stretch ``R`` sits at 1 until noise fills half the window.
     observation
         ``"linear"`` or ``"log"``, see above.
     dt
@@ -97,10 +99,8 @@ class ExtendedKalman(Denoiser):
 
     def reset(self) -> None:
         dt = float(self.dt)
-        if self.process_noise is None:
-            q = _DEFAULT_PROCESS_NOISE[self.observation]
-        else:
-            q = float(self.process_noise)
+        default = _DEFAULT_PROCESS_NOISE[self.observation]
+        q = default if self.process_noise is None else float(self.process_noise)
         kf = ExtendedKalmanFilter(dim_x=2, dim_z=1)
         kf.F = np.array([[1.0, dt], [0.0, 1.0]])
         kf.Q = Q_discrete_white_noise(dim=2, dt=dt, var=q)
@@ -116,11 +116,11 @@ class ExtendedKalman(Denoiser):
 
     def _update(self, x: float) -> float:
         kf = self._kf
-        sigma = self._noise.update(x)
+        sigma = self._noise.update(x) if self.measurement_noise == "auto" else None
         if self._samples == 0:
             self._start(x)
         else:
-            if self.measurement_noise == "auto" and sigma is not None:
+            if sigma is not None:
                 kf.R = np.array([[max(sigma * sigma, _VARIANCE_FLOOR)]])
             kf.predict()  # x = F x, P = F P F' + Q
             if self.observation == "linear":
