@@ -31,20 +31,72 @@ import inspect
 import math
 import numbers
 from collections import deque
-from collections.abc import Iterable
-from typing import Any, ClassVar
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 
-class Denoiser(abc.ABC):
-    """Base class of the online denoisers.
+class Configurable:
+    """Hyperparameters in, ``spec`` out; learned state exported and loaded mechanically.
 
-    Subclasses set the class attribute ``name`` (the registry key), store their hyperparameters,
-    create their learned state in ``reset()`` and implement ``_update``.
+    Shared by the denoisers and by the scaling guards. Subclasses set the class attribute
+    ``name`` (their registry key), store each constructor argument under its own name and keep
+    learned state in underscore attributes.
     """
 
     name: ClassVar[str]
+
+    @classmethod
+    def parameters(cls) -> list[str]:
+        """Names of the hyperparameters, in constructor order."""
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """``{"name": ..., **hyperparameters}``; building from it gives an equal object."""
+        return {"name": self.name, **{p: getattr(self, p) for p in self.parameters()}}
+
+    def state_dict(self) -> dict[str, Any]:
+        """The spec and the learned state, as JSON-serialisable values."""
+        return {"spec": self.spec, "state": self._export_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from a state taken by ``state_dict()`` of an object with the same spec.
+
+        Raises ``ValueError`` (and changes nothing) when the spec or the state's fields differ.
+        """
+        if not isinstance(state, dict) or set(state) != {"spec", "state"}:
+            raise ValueError("state must be a dict with the keys 'spec' and 'state'")
+        if state["spec"] != self.spec:
+            raise ValueError(f"state was taken from {state['spec']!r}, not from {self.spec!r}")
+        self._import_state(state["state"])
+
+    def _export_state(self) -> dict[str, Any]:
+        return {key: _to_json(value) for key, value in self._learned().items()}
+
+    def _import_state(self, values: dict[str, Any]) -> None:
+        fresh = type(self)(**{p: getattr(self, p) for p in self.parameters()})._learned()
+        if not isinstance(values, dict) or set(values) != set(fresh):
+            got = sorted(values) if isinstance(values, dict) else values
+            raise ValueError(f"state fields {got!r} do not match {sorted(fresh)!r}")
+        converted = {key: _from_json(values[key], like=fresh[key]) for key in fresh}
+        self.__dict__.update(converted)
+
+    def _learned(self) -> dict[str, Any]:
+        return {key: value for key, value in vars(self).items() if key.startswith("_")}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{p}={getattr(self, p)!r}" for p in self.parameters())
+        return f"{type(self).__name__}({params})"
+
+
+class Denoiser(Configurable, abc.ABC):
+    """Base class of the online denoisers.
+
+    Subclasses store their hyperparameters, create their learned state in ``reset()`` and
+    implement ``_update``.
+    """
 
     @abc.abstractmethod
     def _update(self, x: float) -> float:
@@ -74,48 +126,35 @@ class Denoiser(abc.ABC):
         update = self._update
         return np.array([update(x) for x in values.tolist()], dtype=float)
 
-    @classmethod
-    def parameters(cls) -> list[str]:
-        """Names of the hyperparameters, in constructor order."""
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
 
-    @property
-    def spec(self) -> dict[str, Any]:
-        """``{"name": ..., **hyperparameters}``; ``make_filter(spec)`` builds an equal filter."""
-        return {"name": self.name, **{p: getattr(self, p) for p in self.parameters()}}
+T = TypeVar("T", bound=Configurable)
 
-    def state_dict(self) -> dict[str, Any]:
-        """The spec and the learned state, as JSON-serialisable values."""
-        return {"spec": self.spec, "state": self._export_state()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Continue from a state taken by ``state_dict()`` of a filter with the same spec.
+def build(
+    kind: str, registry: Mapping[str, type[T]], spec: str | dict[str, Any], **params: Any
+) -> T:
+    """Build a registered class from its name and parameters, or from a spec dict.
 
-        Raises ``ValueError`` (and changes nothing) when the spec or the state's fields differ.
-        """
-        if not isinstance(state, dict) or set(state) != {"spec", "state"}:
-            raise ValueError("state must be a dict with the keys 'spec' and 'state'")
-        if state["spec"] != self.spec:
-            raise ValueError(f"state was taken from {state['spec']!r}, not from {self.spec!r}")
-        self._import_state(state["state"])
-
-    def _export_state(self) -> dict[str, Any]:
-        return {key: _to_json(value) for key, value in self._learned().items()}
-
-    def _import_state(self, values: dict[str, Any]) -> None:
-        fresh = type(self)(**{p: getattr(self, p) for p in self.parameters()})._learned()
-        if not isinstance(values, dict) or set(values) != set(fresh):
-            got = sorted(values) if isinstance(values, dict) else values
-            raise ValueError(f"state fields {got!r} do not match {sorted(fresh)!r}")
-        converted = {key: _from_json(values[key], like=fresh[key]) for key in fresh}
-        self.__dict__.update(converted)
-
-    def _learned(self) -> dict[str, Any]:
-        return {key: value for key, value in vars(self).items() if key.startswith("_")}
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{p}={getattr(self, p)!r}" for p in self.parameters())
-        return f"{type(self).__name__}({params})"
+    The shared body of ``make_filter`` and ``make_guard``: unknown names and parameters raise
+    ``ValueError`` saying what is allowed.
+    """
+    if isinstance(spec, dict):
+        if params:
+            raise ValueError("pass either a spec dict or a name with keyword parameters, not both")
+        params = dict(spec)
+        name = params.pop("name", None)
+        if name is None:
+            raise ValueError(f"spec {spec!r} has no 'name'; allowed names: {sorted(registry)}")
+    else:
+        name = spec
+    cls = registry.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"name={name!r} is not a {kind}; allowed names: {sorted(registry)}")
+    allowed = cls.parameters()
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"{name}: unknown parameter {unknown[0]!r}; allowed parameters: {allowed}")
+    return cls(**params)
 
 
 def _finite_sample(x: object, field: str) -> float:

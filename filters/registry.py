@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from filters.base import Denoiser
+from filters.base import Denoiser, build
 from filters.ekf import ExtendedKalman
 from filters.ewma import EWMA
 from filters.moving_average import MovingAverage
@@ -35,20 +35,4 @@ def make_filter(spec: str | dict[str, Any], **params: Any) -> Denoiser:
     >>> make_filter({"name": "ewma", "alpha": 0.5}).spec
     {'name': 'ewma', 'alpha': 0.5}
     """
-    if isinstance(spec, dict):
-        if params:
-            raise ValueError("pass either a spec dict or a name with keyword parameters, not both")
-        params = dict(spec)
-        name = params.pop("name", None)
-        if name is None:
-            raise ValueError(f"spec {spec!r} has no 'name'; allowed names: {available_filters()}")
-    else:
-        name = spec
-    cls = _REGISTRY.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise ValueError(f"name={name!r} is not a filter; allowed names: {available_filters()}")
-    allowed = cls.parameters()
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        raise ValueError(f"{name}: unknown parameter {unknown[0]!r}; allowed parameters: {allowed}")
-    return cls(**params)
+    return build("filter", _REGISTRY, spec, **params)
