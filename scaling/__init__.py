@@ -1,1 +1,37 @@
-"""Threshold policy, guards and the Scaler: filtered volume in, operator count out."""
+"""Threshold policy, guards and the Scaler: filtered volume in, operator count out.
+
+>>> from filters import make_filter
+>>> from scaling import Scaler, ThresholdPolicy
+>>> scaler = Scaler(make_filter("raw"), ThresholdPolicy(capacity=50.0), operators=1)
+>>> scaler.observe(312.4, t=0.0).reason
+'filtered 312.4 needs 7 > 1'
+"""
+
+from __future__ import annotations
+
+from scaling.decision import Action, Decision
+from scaling.guards import (
+    Cooldown,
+    Guard,
+    Hysteresis,
+    MaxStep,
+    Stabilization,
+    available_guards,
+    make_guard,
+)
+from scaling.policy import ThresholdPolicy
+from scaling.scaler import Scaler
+
+__all__ = [
+    "Action",
+    "Cooldown",
+    "Decision",
+    "Guard",
+    "Hysteresis",
+    "MaxStep",
+    "Scaler",
+    "Stabilization",
+    "ThresholdPolicy",
+    "available_guards",
+    "make_guard",
+]

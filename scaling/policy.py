@@ -1,0 +1,88 @@
+"""The threshold policy: how many operators a volume needs."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from filters.base import check_number
+
+# v / capacity is rounded: 2.1 / 0.3 gives 7.000000000000001, whose ceiling would add an
+# operator that no one asked for. A billionth of an operator is far below any real load change
+# and far above that rounding (for fewer than about a million operators).
+_TOLERANCE = 1e-9
+
+
+class ThresholdPolicy:
+    """Operators needed for a volume, when each operator handles ``capacity`` tuples/s.
+
+    .. math:: n(v) = \\min(\\max(n_{\\min}, \\lceil v / c - 10^{-9} \\rceil), n_{\\max})
+
+    with :math:`c` = ``capacity``, :math:`n_{\\min}` = ``min_operators`` and :math:`n_{\\max}` =
+    ``max_operators`` (no upper bound when ``None``). The :math:`10^{-9}` absorbs floating-point
+    rounding of :math:`v / c`, so an exact multiple of the capacity needs exactly that many
+    operators; a volume above :math:`k c` by less than :math:`10^{-9} c` needs :math:`k`.
+
+    The policy is pure: it holds only its three settings and ``needed`` depends on nothing else.
+
+    Parameters
+    ----------
+    capacity
+        Volume one operator handles, tuples/s; a finite number > 0.
+    min_operators
+        Fewest operators, an integer >= 0; 0 lets an idle job scale to zero.
+    max_operators
+        Most operators, an integer >= ``min_operators``, or ``None`` for no limit.
+
+    Integral floats (``2.0``) are accepted for the counts and stored as ``int``.
+
+    >>> policy = ThresholdPolicy(capacity=50.0)
+    >>> [policy.needed(v) for v in (0.0, 49.9, 50.0, 100.0, 100.1)]
+    [1, 1, 1, 2, 3]
+    >>> ThresholdPolicy(capacity=50.0, min_operators=0, max_operators=4).needed(1000.0)
+    4
+    >>> ThresholdPolicy(**policy.spec) == policy
+    True
+    """
+
+    def __init__(
+        self, capacity: float, min_operators: int = 1, max_operators: int | None = None
+    ) -> None:
+        owner = type(self).__name__
+        check_number(owner, "capacity", capacity, minimum=0, exclusive_minimum=True)
+        check_number(owner, "min_operators", min_operators, minimum=0, integer=True)
+        if max_operators is not None:
+            check_number(owner, "max_operators", max_operators, minimum=min_operators, integer=True)
+        self.capacity = float(capacity)
+        self.min_operators = int(min_operators)
+        self.max_operators = None if max_operators is None else int(max_operators)
+
+    def needed(self, volume: float) -> int:
+        """Operators needed for ``volume`` (tuples/s, finite), within the bounds."""
+        check_number(type(self).__name__, "volume", volume)
+        return self.clamp(math.ceil(volume / self.capacity - _TOLERANCE))
+
+    def clamp(self, operators: int) -> int:
+        """``operators`` brought into ``[min_operators, max_operators]``.
+
+        >>> ThresholdPolicy(capacity=50.0, min_operators=2, max_operators=5).clamp(9)
+        5
+        """
+        operators = max(self.min_operators, operators)
+        return operators if self.max_operators is None else min(operators, self.max_operators)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The settings as a JSON-ready dict; ``ThresholdPolicy(**spec)`` rebuilds the policy."""
+        return {
+            "capacity": self.capacity,
+            "min_operators": self.min_operators,
+            "max_operators": self.max_operators,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ThresholdPolicy) and other.spec == self.spec
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{key}={value!r}" for key, value in self.spec.items())
+        return f"{type(self).__name__}({params})"

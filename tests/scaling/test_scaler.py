@@ -1,0 +1,272 @@
+"""The Scaler: decisions on hand-built sequences, refusal of bad input, state and specs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from filters import make_filter
+from scaling import Decision, Scaler, ThresholdPolicy, make_guard
+
+POLICY = ThresholdPolicy(capacity=50.0)
+
+ALL_GUARDS = [
+    {"name": "hysteresis", "band": 0.1},
+    {"name": "cooldown", "up": 20.0, "down": 60.0},
+    {"name": "stabilization", "window": 45.0},
+    {"name": "max_step", "up": 3, "down": 1},
+]
+SPEC = {"filter": {"name": "tvd", "lam": 40.0}, "policy": POLICY.spec, "guards": ALL_GUARDS}
+
+
+def noisy_volumes(n: int = 600, seed: int = 5) -> list[float]:
+    rng = np.random.default_rng(seed)
+    trend = np.repeat(rng.uniform(100.0, 500.0, n // 50 + 1), 50)[:n]
+    return [float(v) for v in np.clip(trend + rng.normal(0.0, 40.0, n), 0.0, None)]
+
+
+def run(scaler: Scaler, samples: list[tuple[float, float]]) -> list[Decision]:
+    return [scaler.observe(volume, t) for t, volume in samples]
+
+
+def test_raw_threshold_decisions() -> None:
+    scaler = Scaler(make_filter("raw"), POLICY, operators=2)
+    decisions = run(scaler, [(0.0, 90.0), (1.0, 160.0), (2.0, 160.0), (3.0, 40.0), (4.0, 0.0)])
+    assert [(d.previous, d.operators, d.action) for d in decisions] == [
+        (2, 2, "none"),
+        (2, 4, "up"),
+        (4, 4, "none"),
+        (4, 1, "down"),
+        (1, 1, "none"),
+    ]
+    assert [d.reason for d in decisions] == [
+        "filtered 90.0 needs 2 = 2",
+        "filtered 160.0 needs 4 > 2",
+        "filtered 160.0 needs 4 = 4",
+        "filtered 40.0 needs 1 < 4",
+        "filtered 0.0 needs 1 = 1",
+    ]
+    assert scaler.operators == 1
+
+
+def test_decisions_with_guards() -> None:
+    guards = [
+        make_guard("hysteresis", band=0.1),
+        make_guard("cooldown", up=10.0, down=30.0),
+        make_guard("max_step", up=2),
+    ]
+    scaler = Scaler(make_filter("raw"), POLICY, guards, operators=2)
+    samples = [(0.0, 90.0), (5.0, 260.0), (10.0, 260.0), (15.0, 260.0), (20.0, 230.0)]
+    samples += [(30.0, 200.0), (45.0, 200.0), (50.0, 0.0), (75.0, 0.0)]
+    decisions = run(scaler, samples)
+    assert [d.operators for d in decisions] == [2, 4, 4, 6, 6, 6, 4, 4, 1]
+    actions = ["none", "up", "none", "up", "none", "none", "down", "none", "down"]
+    assert [d.action for d in decisions] == actions
+    assert decisions[1].reason == (
+        "filtered 260.0 needs 6 > 2; limited by max_step: at most +2 per decision"
+    )
+    assert decisions[2].reason == (
+        "filtered 260.0 needs 6 > 4; held by cooldown: last scale-up 5 s ago < 10 s"
+    )
+    assert decisions[4].reason == (
+        "filtered 230.0 needs 5 < 6; held by hysteresis: filtered 230.0 is not below 225.0 "
+        "(band 0.1)"
+    )
+    assert decisions[5].reason == (
+        "filtered 200.0 needs 4 < 6; held by cooldown: last scale-up 15 s ago < 30 s"
+    )
+    assert decisions[7].reason.endswith("held by cooldown: last scale-down 5 s ago < 30 s")
+
+
+def test_decision_is_frozen_and_json_ready() -> None:
+    decision = Scaler(make_filter("raw"), POLICY).observe(312.4, 7.5)
+    assert json.loads(json.dumps(decision.to_dict())) == {
+        "t": 7.5,
+        "volume": 312.4,
+        "filtered": 312.4,
+        "previous": 1,
+        "operators": 7,
+        "action": "up",
+        "reason": "filtered 312.4 needs 7 > 1",
+    }
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decision.operators = 3  # type: ignore[misc]
+
+
+def test_filtering_suppresses_a_spike() -> None:
+    samples = [(float(t), 280.0) for t in range(20)] + [(20.0, 600.0)] + [(21.0, 280.0)]
+    raw = run(Scaler(make_filter("raw"), POLICY, operators=6), samples)
+    smooth = run(Scaler(make_filter("tvd", lam=400.0), POLICY, operators=6), samples)
+    assert sum(d.action != "none" for d in raw) == 2
+    assert all(d.action == "none" for d in smooth)
+
+
+def test_bounds_are_hard_limits_over_guards_and_initial_operators() -> None:
+    bounded = ThresholdPolicy(capacity=50.0, min_operators=3, max_operators=10)
+    # 12 running, above max: hysteresis would hold 498 tuples/s at 12; the bound lowers it.
+    scaler = Scaler(make_filter("raw"), bounded, [make_guard("hysteresis", band=0.1)], operators=12)
+    decision = scaler.observe(498.0, 0.0)
+    assert (decision.operators, decision.action) == (10, "down")
+    assert decision.reason == (
+        "filtered 498.0 needs 10 < 12; held by hysteresis: filtered 498.0 is not below 495.0 "
+        "(band 0.1); lowered to max_operators=10"
+    )
+    # 1 running, below min, while a cooldown holds scale-ups: the bound raises it anyway.
+    cooldown = make_guard("cooldown", up=60.0)
+    cooldown.record(0, 1, -10.0, target=1)
+    scaler = Scaler(make_filter("raw"), bounded, [cooldown], operators=1)
+    decision = scaler.observe(0.0, 0.0)
+    assert (decision.operators, decision.action) == (3, "up")
+    assert decision.reason.endswith("; raised to min_operators=3")
+
+
+def test_scale_to_zero_and_back() -> None:
+    idle = ThresholdPolicy(capacity=50.0, min_operators=0)
+    scaler = Scaler(make_filter("raw"), idle, operators=0)
+    assert [d.operators for d in run(scaler, [(0.0, 0.0), (1.0, 20.0), (2.0, 0.0)])] == [0, 1, 0]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, None, "2"])
+def test_initial_operators_must_be_a_count(bad: object) -> None:
+    with pytest.raises(ValueError, match=rf"Scaler: operators={bad!r} is not allowed"):
+        Scaler(make_filter("raw"), POLICY, operators=bad)  # type: ignore[arg-type]
+
+
+def test_guards_must_be_guard_objects() -> None:
+    with pytest.raises(ValueError, match=r"guards\[0\]=\{'name': 'cooldown'\} is not allowed"):
+        Scaler(make_filter("raw"), POLICY, [{"name": "cooldown"}])  # type: ignore[list-item]
+
+
+def test_invalid_samples_are_refused_and_change_nothing() -> None:
+    volumes = noisy_volumes(80)
+    scaler, twin = Scaler.from_spec(SPEC), Scaler.from_spec(SPEC)
+    run(scaler, [(float(t), v) for t, v in enumerate(volumes[:40])])
+    run(twin, [(float(t), v) for t, v in enumerate(volumes[:40])])
+    before = json.dumps(scaler.state_dict())
+    bad_calls = [
+        ((float("nan"), 40.0), r"volume=nan is not allowed"),
+        ((float("inf"), 40.0), r"volume=inf is not allowed"),
+        ((-1.0, 40.0), r"volume=-1.0 is not allowed: volume must be a number >= 0"),
+        (("300", 40.0), r"volume='300' is not allowed"),
+        ((None, 40.0), r"volume=None is not allowed"),
+        ((True, 40.0), r"volume=True is not allowed"),
+        ((300.0, float("nan")), r"t=nan is not allowed"),
+        ((300.0, 39.0), r"t=39.0 is not allowed: t must be greater than the previous t=39.0"),
+        ((300.0, 12.0), r"t=12.0 is not allowed: .* previous t=39.0"),
+        ((300.0, "40"), r"t='40' is not allowed"),
+    ]
+    for (volume, t), message in bad_calls:
+        with pytest.raises(ValueError, match=message):
+            scaler.observe(volume, t)  # type: ignore[arg-type]
+        assert json.dumps(scaler.state_dict()) == before
+    rest = [(float(t), v) for t, v in enumerate(volumes) if t >= 40]
+    assert run(scaler, rest) == run(twin, rest)
+
+
+@pytest.mark.parametrize("cut", [0, 1, 7, 150, 333])
+def test_state_round_trip_through_json_continues_identically(cut: int) -> None:
+    samples = [(0.5 * t, v) for t, v in enumerate(noisy_volumes())]
+    original = Scaler.from_spec(SPEC, operators=4)
+    first = run(original, samples[:cut])
+    saved = json.loads(json.dumps(original.state_dict(), allow_nan=False))
+    restored = Scaler.from_spec(json.loads(json.dumps(original.spec)))
+    restored.load_state_dict(saved)
+    assert restored.operators == original.operators
+    continued = run(restored, samples[cut:])
+    assert continued == run(original, samples[cut:])
+    # the sequence really exercises the guards and scales both ways
+    actions = {d.action for d in first + continued}
+    reasons = " ".join(d.reason for d in first + continued)
+    assert actions == {"up", "down", "none"}
+    for guard in ("hysteresis", "cooldown", "stabilization", "max_step"):
+        assert f"by {guard}" in reasons
+
+
+def test_state_from_another_configuration_or_malformed_is_refused_and_changes_nothing() -> None:
+    samples = [(float(t), v) for t, v in enumerate(noisy_volumes(200))]
+    scaler, ahead = Scaler.from_spec(SPEC), Scaler.from_spec(SPEC)
+    run(scaler, samples[:50])
+    run(ahead, samples[:120])
+    before = json.dumps(scaler.state_dict())
+
+    other_lam = Scaler.from_spec({**SPEC, "filter": {"name": "tvd", "lam": 41.0}}).state_dict()
+    reordered = Scaler.from_spec({**SPEC, "guards": ALL_GUARDS[::-1]}).state_dict()
+    # A valid filter state from further on, with the last guard's state broken: the filter
+    # must not be loaded either.
+    broken_guard = json.loads(json.dumps(ahead.state_dict()))
+    broken_guard["guards"][-2]["state"]["_recent"] = [[1.0, 2], [2.0, 5]]
+    bad_operators = {**ahead.state_dict(), "operators": -1}
+    bad_t = {**ahead.state_dict(), "t": "later"}
+    missing = {key: value for key, value in ahead.state_dict().items() if key != "t"}
+    for state, message in [
+        (other_lam, "state was taken from"),
+        (reordered, "state was taken from"),
+        (broken_guard, "recommendations must decrease"),
+        (bad_operators, "operators=-1 is not allowed"),
+        (bad_t, "t='later' is not allowed"),
+        (missing, "state must be a dict with the keys"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            scaler.load_state_dict(state)
+        assert json.dumps(scaler.state_dict()) == before
+
+
+@pytest.mark.parametrize("origin", [-1e9, 1.7e9, 1e12])
+def test_only_differences_of_t_matter(origin: float) -> None:
+    """Any origin, far past or future, and non-integer steps give the same decisions."""
+    guards = [
+        {"name": "cooldown", "up": 2.0, "down": 5.0},
+        {"name": "stabilization", "window": 3.0},
+    ]
+    spec = {**SPEC, "filter": {"name": "tvd", "lam": 60.0}, "guards": guards}
+    volumes = noisy_volumes(400)
+    at_zero = run(Scaler.from_spec(spec), [(0.25 * i, v) for i, v in enumerate(volumes)])
+    shifted = run(Scaler.from_spec(spec), [(origin + 0.25 * i, v) for i, v in enumerate(volumes)])
+    assert [dataclasses.replace(d, t=0.0) for d in shifted] == [
+        dataclasses.replace(d, t=0.0) for d in at_zero
+    ]
+    reasons = " ".join(d.reason for d in at_zero)
+    assert "by cooldown" in reasons and "by stabilization" in reasons
+
+
+def test_cooldown_counts_seconds_not_samples() -> None:
+    volumes = [300.0, 100.0, 100.0, 100.0, 100.0]
+    counts = {}
+    for step in (2.0, 0.5):
+        scaler = Scaler(make_filter("raw"), POLICY, [make_guard("cooldown", down=4.0)], operators=4)
+        counts[step] = [
+            d.operators for d in run(scaler, [(step * i, v) for i, v in enumerate(volumes)])
+        ]
+    assert counts == {2.0: [6, 6, 2, 2, 2], 0.5: [6, 6, 6, 6, 6]}
+
+
+def test_spec_round_trips_through_json() -> None:
+    scaler = Scaler.from_spec(SPEC, operators=3)
+    assert scaler.spec == {
+        "filter": make_filter("tvd", lam=40.0).spec,
+        "policy": {"capacity": 50.0, "min_operators": 1, "max_operators": None},
+        "guards": [make_guard(guard).spec for guard in ALL_GUARDS],
+    }
+    assert Scaler.from_spec(json.loads(json.dumps(scaler.spec))).spec == scaler.spec
+    assert Scaler.from_spec({"filter": "raw", "policy": {"capacity": 10}}).spec["guards"] == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"policy": {"capacity": 50.0}}, "spec must be a dict with the keys"),
+        ({**SPEC, "window": 3}, "spec must be a dict with the keys"),
+        ({**SPEC, "policy": {"capacity": 50.0, "cap": 3}}, "unexpected keyword argument 'cap'"),
+        ({**SPEC, "policy": {}}, "missing a required argument: 'capacity'"),
+        ({**SPEC, "policy": {"capacity": -1.0}}, "capacity=-1.0 is not allowed"),
+        ({**SPEC, "guards": [{"name": "delay"}]}, "name='delay' is not a guard"),
+        ({**SPEC, "guards": {"name": "cooldown"}}, "guards must be a list"),
+        ({**SPEC, "filter": {"name": "tvd", "lam": -1.0}}, "lam=-1.0 is not allowed"),
+    ],
+)
+def test_bad_specs_are_refused_with_a_clear_message(spec: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Scaler.from_spec(spec)
