@@ -26,7 +26,8 @@ is comparable to the volume: on a level μ the expected noisy value is
 ``μ Φ(μ/σ) + σ φ(μ/σ)`` (Φ, φ: the standard normal distribution and density), e.g. 488 instead
 of 350 for σ = 700, with 31 % of the samples clipped. So the realised ratio differs from ``snr``
 at the lowest ratios: on ``paper_workload`` the noisy mean is 22 % above the trend's at
-``"power"`` SNR 0.5, 40 % at ``"amplitude"`` SNR 0.5 and 10 % at SNR 1 (either definition).
+``"power"`` SNR 0.5, 40 % at ``"amplitude"`` SNR 0.5, 10 % (power) and 9 % (amplitude) at
+SNR 1.
 
 σ in tuples/s for the paper's ratios on ``paper_workload``, averaged over seeds 0-999 (the trend
 averages mean(s) = 351, RMS 360 and standard deviation 79; the standard deviation ranges from 38
@@ -39,6 +40,15 @@ power         509.4   402.7   360.2   161.1   113.9
 ac-power      112.0   88.5    79.2    35.4    25.0
 amplitude     702.3   438.9   351.2   70.2    35.1
 ============= ======= ======= ======= ======= =======
+
+Both sets of figures come from (about 30 s)::
+
+    .venv/bin/python -c "import numpy as np; from simulator import paper_workload, noise_std, \
+    add_noise; from simulator.noise import DEFINITIONS; ts = [paper_workload(seed=s) for s in \
+    range(1000)]; [print(d, [round(float(np.mean([noise_std(t, r, d) for t in ts])), 1) for r \
+    in (0.5, 0.8, 1.0, 5.0, 10.0)]) for d in DEFINITIONS]; [print(d, r, round(100 * \
+    float(np.mean([add_noise(t, r, s, d).mean() / t.mean() - 1 for s, t in enumerate(ts)])))) \
+    for d, r in (('power', 0.5), ('amplitude', 0.5), ('power', 1.0), ('amplitude', 1.0))]"
 
 >>> from simulator.workloads import paper_workload
 >>> trend = paper_workload(seed=1)
