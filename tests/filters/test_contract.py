@@ -23,6 +23,8 @@ REPRESENTATIVE: dict[str, list[dict[str, object]]] = {
         {"lam": 5.0},
         {"lam": 300.0, "method": "mm", "window": 40, "iterations": 30},
         {"lam": 300.0, "method": "mm", "iterations": 20},
+        {},
+        {"lam": "auto", "lam_per_sigma": 2.5},
     ],
     "ekf": [
         {},
