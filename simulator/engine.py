@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from scaling import Scaler
+from scaling import Decision, Scaler
 from simulator.metrics import provisioning_metrics
+
+# Samples between two progress reports: a few tenths of a second of work for the slower
+# filters, so reporting costs nothing measurable and a progress bar still moves.
+PROGRESS_CHUNK = 10_000
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,7 @@ def simulate(
     trend: np.ndarray | None = None,
     step: float = 1.0,
     start: float = 0.0,
+    progress: Callable[[int], None] | None = None,
 ) -> SimulationResult:
     """Run ``scaler`` over ``volumes`` (one sample every ``step`` seconds from ``start``).
 
@@ -50,6 +56,10 @@ def simulate(
         (requires ``trend``) or an array of shape ``(n,)``.
     trend
         The noise-free volume, shape ``(n,)``; when given, ``trend_metrics`` are measured too.
+    progress
+        Called with the number of samples observed so far after every ``PROGRESS_CHUNK``
+        samples and after the last one (so the last call gets ``n``), e.g. to move a progress
+        bar: ``progress=lambda done: bar.update(done - bar.n)``.
     """
     volumes = np.asarray(volumes, dtype=float)
     if volumes.ndim != 1:
@@ -70,8 +80,13 @@ def simulate(
 
     initial = scaler.operators
     times = start + step * np.arange(volumes.size)
-    samples = zip(volumes.tolist(), times.tolist(), strict=True)
-    decisions = [scaler.observe(volume, t) for volume, t in samples]
+    samples = list(zip(volumes.tolist(), times.tolist(), strict=True))
+    chunk = max(len(samples), 1) if progress is None else PROGRESS_CHUNK
+    decisions: list[Decision] = []
+    for first in range(0, len(samples), chunk):
+        decisions.extend(scaler.observe(volume, t) for volume, t in samples[first : first + chunk])
+        if progress is not None:
+            progress(len(decisions))
     operators = np.array([d.operators for d in decisions], dtype=int)
     timeline = {
         "t": times,

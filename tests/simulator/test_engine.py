@@ -7,7 +7,7 @@ import pytest
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy, make_guard
-from simulator.engine import simulate
+from simulator.engine import PROGRESS_CHUNK, simulate
 
 
 def scaler(name: str = "raw", **params: float) -> Scaler:
@@ -77,3 +77,16 @@ def test_bad_references_are_refused() -> None:
         simulate(scaler(), np.ones(3), reference="trend")
     with pytest.raises(ValueError, match="trend has shape"):
         simulate(scaler(), np.ones(3), trend=np.ones(4))
+
+
+def test_progress_reports_growing_counts_up_to_every_sample_and_changes_nothing() -> None:
+    rng = np.random.default_rng(1)
+    samples = 2 * PROGRESS_CHUNK + 7
+    noisy = np.clip(300.0 + rng.normal(0.0, 60.0, samples), 0.0, None)
+    done: list[int] = []
+    reported = simulate(scaler("ewma", alpha=0.1), noisy, progress=done.append)
+    assert done == [PROGRESS_CHUNK, 2 * PROGRESS_CHUNK, samples]
+    plain = simulate(scaler("ewma", alpha=0.1), noisy)
+    assert reported.metrics == plain.metrics
+    for column, values in plain.timeline.items():
+        np.testing.assert_array_equal(reported.timeline[column], values)
