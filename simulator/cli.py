@@ -1,8 +1,18 @@
 """The ``steadyscale`` command line.
 
-``steadyscale denoise`` runs denoisers over a volume series (a CSV file, or a seeded demo) and
-writes the filtered series, a plot and a summary. Every command is a subparser created in
-``_parser`` with a ``run`` function that returns the exit status.
+* ``steadyscale denoise`` runs denoisers over a volume series (a CSV file, or the paper workload
+  with noise) and writes the filtered series, a plot and a summary.
+* ``steadyscale simulate`` scales one workload (or trace) at one noise level with one or more
+  filters and writes the timeline, the scaling metrics of each filter and a plot.
+* ``steadyscale paper`` runs the paper's experiment over many seeds, and the parameter sweep
+  beyond it, and writes tables (markdown, CSV) and figures (``simulator.paper``).
+
+Every command is a subparser added by an ``_add_<command>`` function, with a ``run`` function
+that returns the exit status.
+
+Progress: ``paper`` always shows a progress bar on stderr (its runs take minutes). ``simulate``
+draws a progress bar per filter on stderr when stderr is a terminal (tqdm's own rule), and
+nothing otherwise, so that logs and pipes stay clean.
 """
 
 from __future__ import annotations
@@ -11,35 +21,53 @@ import argparse
 import csv
 import json
 import math
-import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from filters import make_filter
-from filters.noise import NoiseEstimator
+from scaling import Scaler, ThresholdPolicy, make_guard
+from simulator.engine import SimulationResult, simulate
+from simulator.experiment import noise_seed
+from simulator.noise import DEFINITIONS, add_noise, noise_std
+from simulator.paper import DEFINITIONS as PAPER_DEFINITIONS
+from simulator.paper import run_paper
+from simulator.plots import plot_filtered, plot_timeline
+from simulator.workloads import WORKLOADS, make_workload, paper_workload, read_trace
 
-DEMO_LENGTH = 1500
-# Default tvd weight in units of the noise deviation σ. A flat stretch stays flat while the
-# noise's running sum stays within ±lam, i.e. for about (lam / σ)² = 100 samples. On the demo
-# (σ = 25, 50, 100; 20 seeds) 10σ beats moving_average w=60 on RMSE, roughness, scaling
-# operations and mis-provisioned time alike; 20σ scales less but lags steps more.
-LAM_PER_SIGMA = 10
+DEFAULT_DURATION = 1500.0
+# The filters both commands run by default: the paper's rule (simulator.paper), plus ewma for
+# denoise. tvd and ekf estimate the noise online, so they suit any workload's or trace's units.
+DEFAULT_FILTERS = ["raw", "moving_average:w=60", "tvd", "ekf"]
+SNR_FORMULAS = {
+    "power": "mean(trend²) / σ²",
+    "ac-power": "var(trend) / σ²",
+    "amplitude": "mean(trend) / σ",
+}
+SUMMARY_COLUMNS = [
+    "s_up",
+    "s_down",
+    "p_over",
+    "p_under",
+    "p_over_trend",
+    "p_under_trend",
+    "operator_seconds",
+]
 
 
 @dataclass(frozen=True)
 class Series:
-    """A volume series: timestamps as written and parsed (float or datetime64), samples, trend."""
+    """A volume series: timestamps as written, seconds since the first, samples, trend."""
 
     label: str
     timestamps: list[str]
-    times: np.ndarray
+    seconds: np.ndarray
     values: np.ndarray
     trend: np.ndarray | None = None
 
@@ -47,8 +75,8 @@ class Series:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``steadyscale`` with the arguments ``argv`` (default: ``sys.argv[1:]``).
 
-    Returns the exit status: 0 on success, 2 when an input or a filter spec is invalid (the
-    message goes to stderr, without a traceback).
+    Returns the exit status: 0 on success, 2 when an input or a spec is invalid (the message
+    goes to stderr, without a traceback). Malformed options exit 2 through argparse.
     """
     args = _parser().parse_args(argv)
     try:
@@ -63,24 +91,89 @@ def _parser() -> argparse.ArgumentParser:
         prog="steadyscale", description="Denoise stream input volume before threshold scaling."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_denoise(commands)
+    _add_simulate(commands)
+    _add_paper(commands)
+    return parser
+
+
+def _add_filter_option(command: argparse.ArgumentParser, defaults: str) -> None:
+    command.add_argument(
+        "--filter",
+        action="append",
+        metavar="SPEC",
+        help=f"repeatable: NAME, NAME:KEY=VALUE,KEY=VALUE or a JSON object; default: {defaults}",
+    )
+
+
+# --- paper ---------------------------------------------------------------------------------
+
+
+def _add_paper(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    paper = commands.add_parser(
+        "paper",
+        help="reproduce the paper's tables and figures, then sweep beyond them",
+        description=(
+            "Run raw, moving average, TVD and EKF on the paper's workload at SNR 0.5, 0.8, 1, 5 "
+            "and 10 under both SNR definitions, over many seeds; then each filter's parameter "
+            "grid with guards (Pareto fronts, cost ranking). Writes DIR/paper.md, DIR/paper.csv, "
+            "DIR/sweep.csv, per-run CSVs and PNG figures."
+        ),
+    )
+    paper.add_argument("--seeds", type=int, default=30, help="seeds per cell (%(default)s)")
+    paper.add_argument(
+        "--sweep-seeds",
+        type=int,
+        default=10,
+        help="seeds per cell of the sweep, 0 to skip it (%(default)s)",
+    )
+    paper.add_argument(
+        "--definition",
+        action="append",
+        choices=DEFINITIONS,
+        help="SNR definition, repeatable (default: power and amplitude)",
+    )
+    paper.add_argument("--out", default="out/paper", metavar="DIR", help="default: %(default)s")
+    paper.set_defaults(run=_paper)
+
+
+def _paper(args: argparse.Namespace) -> int:
+    if args.seeds < 2 or args.sweep_seeds < 0 or args.sweep_seeds == 1:
+        raise ValueError(
+            f"--seeds={args.seeds} and --sweep-seeds={args.sweep_seeds}: confidence intervals "
+            "need at least 2 seeds (--sweep-seeds 0 skips the sweep)"
+        )
+    command = f"steadyscale paper --seeds {args.seeds} --sweep-seeds {args.sweep_seeds}"
+    command += "".join(f" --definition {d}" for d in args.definition or ())
+    paths = run_paper(
+        Path(args.out),
+        seeds=range(1, args.seeds + 1),
+        sweep_seeds=range(1, args.sweep_seeds + 1),
+        definitions=args.definition or PAPER_DEFINITIONS,
+        command=command,
+    )
+    for path in paths.values():
+        print(f"wrote {path}")
+    return 0
+
+
+# --- denoise -------------------------------------------------------------------------------
+
+
+def _add_denoise(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     denoise = commands.add_parser(
         "denoise",
         help="run filters over a volume series and write the results",
         description=(
-            "Run filters over a volume series (a CSV file with the columns timestamp,value, or a "
-            "seeded demo) and write DIR/filtered.csv, DIR/denoise.png and a summary."
+            "Run filters over a volume series (a CSV file with the columns timestamp,value, or "
+            "the paper workload plus Gaussian noise) and write DIR/filtered.csv, "
+            "DIR/denoise.png and a summary."
         ),
     )
     denoise.add_argument("--input", metavar="PATH", help="CSV with header timestamp,value")
-    denoise.add_argument(
-        "--filter",
-        action="append",
-        metavar="SPEC",
-        help=(
-            "repeatable: NAME, NAME:KEY=VALUE,KEY=VALUE or a JSON object; default: raw, "
-            f"moving_average w=60, ewma alpha=0.05, tvd lam={LAM_PER_SIGMA}x the estimated "
-            "noise deviation, ekf"
-        ),
+    _add_filter_option(
+        denoise,
+        "raw, moving_average w=60, ewma alpha=0.05, tvd, ekf (tvd and ekf adapt to the noise)",
     )
     denoise.add_argument("--out", default="out/denoise", metavar="DIR", help="default: %(default)s")
     denoise.add_argument(
@@ -88,12 +181,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     denoise.add_argument("--seed", type=int, default=1, help="demo only: seed (%(default)s)")
     denoise.set_defaults(run=_denoise)
-    return parser
 
 
 def _denoise(args: argparse.Namespace) -> int:
-    series = _read_csv(Path(args.input)) if args.input else _demo(args.noise_std, args.seed)
-    specs = args.filter or _default_specs(series.values)
+    series = _read_series(Path(args.input)) if args.input else _demo(args.noise_std, args.seed)
+    specs = args.filter or [*DEFAULT_FILTERS[:2], "ewma:alpha=0.05", *DEFAULT_FILTERS[2:]]
     # Build every filter before running any, so that a bad spec fails fast.
     denoisers = {text: make_filter(_parse_spec(text)) for text in specs}
     outputs: dict[str, np.ndarray] = {}
@@ -105,149 +197,48 @@ def _denoise(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    _write_csv(out / "filtered.csv", series, outputs)
-    _plot(out / "denoise.png", series, outputs)
-    _print_summary(series, outputs)
+    _write_columns(
+        out / "filtered.csv",
+        {"timestamp": series.timestamps, "value": series.values.tolist()}
+        | {text: filtered.tolist() for text, filtered in outputs.items()},
+    )
+    plot_filtered(
+        out / "denoise.png",
+        series.seconds,
+        series.values,
+        outputs,
+        title=series.label,
+        trend=series.trend,
+        xlabel="time since the first sample (s)",
+    )
+    _print_denoise_summary(series, outputs)
     print(f"wrote {out / 'filtered.csv'}")
     print(f"wrote {out / 'denoise.png'}")
     return 0
 
 
-def _parse_spec(text: str) -> dict[str, Any]:
-    """``name``, ``name:key=value,...`` (values int, float or str) or a JSON object."""
-    if text.lstrip().startswith("{"):
-        try:
-            spec: dict[str, Any] = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"filter spec {text!r} is not valid JSON: {error}") from None
-        return spec
-    name, _, options = text.partition(":")
-    spec = {"name": name}
-    for option in options.split(",") if options else []:
-        key, equals, value = option.partition("=")
-        if not equals or not key.strip():
-            raise ValueError(f"filter spec {text!r}: {option!r} is not of the form key=value")
-        spec[key.strip()] = _parse_value(value.strip())
-    return spec
-
-
-def _parse_value(text: str) -> int | float | str:
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _default_specs(values: np.ndarray) -> list[str]:
-    # lam scales with the noise, so the default suits the demo and any trace's units alike. The
-    # median of the running estimates describes the whole series, not only its last window.
-    estimator = NoiseEstimator()
-    estimates = [sigma for sigma in map(estimator.update, values.tolist()) if sigma is not None]
-    noise = statistics.median(estimates) if estimates else 0.0
-    lam = float(f"{LAM_PER_SIGMA * noise:.2g}")  # two significant digits read better
-    return ["raw", "moving_average:w=60", "ewma:alpha=0.05", f"tvd:lam={lam:g}", "ekf"]
-
-
 def _demo(noise_std: float, seed: int) -> Series:
-    """Six flat segments between 200 and 500 tuples/s, at least 50 apart, plus Gaussian noise."""
+    """The paper workload plus Gaussian noise of deviation ``noise_std``."""
     if not (math.isfinite(noise_std) and noise_std >= 0):
         raise ValueError(f"--noise-std={noise_std!r} is not allowed: it must be a number >= 0")
-    rng = np.random.default_rng(seed)
-    levels: list[float] = []
-    while len(levels) < 6:
-        level = round(rng.uniform(200.0, 500.0))
-        if not levels or abs(level - levels[-1]) >= 50:
-            levels.append(level)
-    cuts = np.linspace(0, DEMO_LENGTH, len(levels) + 1).round().astype(int)
-    cuts[1:-1] += rng.integers(-80, 81, size=len(levels) - 1)
-    trend = np.repeat(levels, np.diff(cuts)).astype(float)
-    # Volumes cannot be negative; clipping matters only when the noise is large.
-    values = np.clip(trend + rng.normal(0.0, noise_std, DEMO_LENGTH), 0.0, None)
-    seconds = np.arange(DEMO_LENGTH)
-    label = f"demo: piecewise-constant trend + Gaussian noise, std {noise_std:g}, seed {seed}"
+    trend = paper_workload(seed)
+    # The amplitude ratio mean(trend) / σ is the one that fixes σ directly.
+    snr = float(np.mean(trend)) / noise_std if noise_std > 0 else math.inf
+    values = add_noise(trend, snr, noise_seed(seed), definition="amplitude")
+    seconds = np.arange(trend.size)
+    label = f"demo: paper workload + Gaussian noise, std {noise_std:g}, seed {seed}"
     return Series(label, [str(s) for s in seconds.tolist()], seconds.astype(float), values, trend)
 
 
-def _read_csv(path: Path) -> Series:
-    with path.open(newline="") as file:
-        reader = csv.DictReader(file)
-        if reader.fieldnames is None or not {"timestamp", "value"} <= set(reader.fieldnames):
-            raise ValueError(
-                f"{path}: the header must name timestamp and value, not {reader.fieldnames}"
-            )
-        rows = [(row["timestamp"], row["value"]) for row in reader]
-    if len(rows) < 2:
-        raise ValueError(f"{path}: {len(rows)} samples; at least 2 are needed")
-    values = []
-    for line, (_, value) in enumerate(rows, start=2):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = math.nan
-        if not math.isfinite(number):
-            raise ValueError(f"{path}, line {line}: value={value!r} is not a finite number")
-        values.append(number)
-    timestamps = [stamp for stamp, _ in rows]
-    times = _parse_times(path, timestamps)
-    backwards = np.flatnonzero(times[1:] < times[:-1])
-    if backwards.size:
-        line = int(backwards[0]) + 3
-        raise ValueError(f"{path}, line {line}: timestamp goes back in time; sort the file")
-    return Series(str(path), timestamps, times, np.array(values))
+def _read_series(path: Path) -> Series:
+    seconds, values = read_trace(path)
+    # read_trace has checked the file; the timestamps are kept as written for the output.
+    with path.open(newline="", encoding="utf-8") as file:
+        timestamps = [row["timestamp"] for row in csv.DictReader(file)]
+    return Series(str(path), timestamps, seconds, values)
 
 
-def _parse_times(path: Path, timestamps: list[str]) -> np.ndarray:
-    """Numbers if every timestamp is one, else ISO datetimes."""
-    try:
-        return np.array([float(stamp) for stamp in timestamps])
-    except ValueError:
-        pass
-    times = []
-    for line, stamp in enumerate(timestamps, start=2):
-        try:
-            moment = datetime.fromisoformat(stamp)
-        except ValueError:
-            raise ValueError(
-                f"{path}, line {line}: timestamp={stamp!r} is neither a number nor an ISO datetime"
-            ) from None
-        # datetime64 has no time zones: express offsets in UTC, which keeps the order.
-        if moment.tzinfo is not None:
-            moment = moment.astimezone(UTC).replace(tzinfo=None)
-        times.append(moment)
-    return np.array(times, dtype="datetime64[us]")
-
-
-def _write_csv(path: Path, series: Series, outputs: dict[str, np.ndarray]) -> None:
-    with path.open("w", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow(["timestamp", "value", *outputs])
-        columns = [series.values.tolist(), *(filtered.tolist() for filtered in outputs.values())]
-        for stamp, *numbers in zip(series.timestamps, *columns, strict=True):
-            writer.writerow([stamp, *numbers])
-
-
-def _plot(path: Path, series: Series, outputs: dict[str, np.ndarray]) -> None:
-    # Imported here: matplotlib is slow to import and only this command draws. A bare Figure
-    # renders with Agg and leaves pyplot's global state alone.
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(12, 5), layout="constrained")
-    axes = figure.subplots()
-    axes.plot(series.times, series.values, ".", color="0.7", markersize=2, label="samples")
-    if series.trend is not None:
-        axes.plot(series.times, series.trend, "k--", linewidth=1, label="trend")
-    for text, filtered in outputs.items():
-        # A line through every sample (raw) would hide the points and the other lines.
-        if not np.array_equal(filtered, series.values):
-            axes.plot(series.times, filtered, linewidth=1.2, label=text)
-    axes.set(title=series.label, xlabel="timestamp", ylabel="volume")
-    axes.legend(loc="upper left", fontsize="small")
-    figure.savefig(path, dpi=120)
-
-
-def _print_summary(series: Series, outputs: dict[str, np.ndarray]) -> None:
+def _print_denoise_summary(series: Series, outputs: dict[str, np.ndarray]) -> None:
     width = max(len("filter"), *map(len, outputs))
     header = f"{'filter':<{width}}  {'roughness':>10}"
     if series.trend is not None:
@@ -259,3 +250,255 @@ def _print_summary(series: Series, outputs: dict[str, np.ndarray]) -> None:
             row += f"  {math.sqrt(np.mean((filtered - series.trend) ** 2)):13.3f}"
         print(row)
     print("roughness: mean |change| between consecutive outputs, in volume units per sample")
+
+
+# --- simulate ------------------------------------------------------------------------------
+
+
+def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    simulate_command = commands.add_parser(
+        "simulate",
+        help="scale one workload at one noise level with each filter and compare",
+        description=(
+            "Add noise to one workload (or replay a trace), scale it with each filter through "
+            "the threshold policy and write DIR/timeline.csv, DIR/summary.csv (scaling "
+            "operations and mis-provisioned seconds per filter) and DIR/simulate.png."
+        ),
+    )
+    source = simulate_command.add_mutually_exclusive_group()
+    source.add_argument(
+        "--workload",
+        metavar="NAME",
+        help=f"one of {', '.join(sorted(WORKLOADS))} (default: paper)",
+    )
+    source.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="replay a CSV with header timestamp,value (see simulator.workloads.trace_workload)",
+    )
+    simulate_command.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="repeatable: a workload parameter; VALUE is JSON (200, 0.5, [250, 450], null) or text",
+    )
+    simulate_command.add_argument(
+        "--duration",
+        type=float,
+        metavar="S",
+        help=f"seconds (default: {DEFAULT_DURATION:g}, or the whole trace)",
+    )
+    simulate_command.add_argument(
+        "--seed", type=int, default=1, help="seeds the workload and the noise (%(default)s)"
+    )
+    simulate_command.add_argument(
+        "--snr", type=float, default=math.inf, help="signal-to-noise ratio (default: no noise)"
+    )
+    simulate_command.add_argument(
+        "--definition",
+        choices=DEFINITIONS,
+        default="power",
+        help="how --snr is defined (%(default)s): "
+        + "; ".join(f"{name}: {formula}" for name, formula in SNR_FORMULAS.items()),
+    )
+    _add_filter_option(
+        simulate_command,
+        "raw, moving_average w=60, tvd, ekf (tvd and ekf adapt to the noise they estimate)",
+    )
+    simulate_command.add_argument(
+        "--guard",
+        action="append",
+        metavar="SPEC",
+        help="repeatable, applied in order to every filter's scaler: NAME, NAME:KEY=VALUE,... or "
+        "JSON (cooldown, hysteresis, max_step, stabilization)",
+    )
+    simulate_command.add_argument(
+        "--capacity", type=float, default=50.0, help="tuples/s per operator (%(default)s)"
+    )
+    simulate_command.add_argument("--min-operators", type=int, default=1, help="(%(default)s)")
+    simulate_command.add_argument("--max-operators", type=int, help="(default: no limit)")
+    simulate_command.add_argument(
+        "--operators",
+        type=int,
+        help="operators running at the start (default: those the first trend value needs)",
+    )
+    simulate_command.add_argument(
+        "--out", default="out/simulate", metavar="DIR", help="default: %(default)s"
+    )
+    simulate_command.set_defaults(run=_simulate)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    if args.seed < 0:
+        raise ValueError(f"--seed={args.seed} is not allowed: it must be an integer >= 0")
+    params = _workload_params(args.param or [], trace=args.trace is not None)
+    if args.trace is not None:
+        trend = make_workload("trace", args.seed, args.duration, path=args.trace, **params)
+        source = f"trace {args.trace}"
+    else:
+        name = args.workload or "paper"
+        duration = DEFAULT_DURATION if args.duration is None else args.duration
+        trend = make_workload(name, args.seed, duration, **params)
+        source = f"workload {name}" + "".join(f", {k}={v!r}" for k, v in params.items())
+    step = float(params.get("step", 1.0))
+    seed_of_noise = noise_seed(args.seed)
+    sigma = noise_std(trend, args.snr, args.definition)
+    volumes = add_noise(trend, args.snr, seed_of_noise, args.definition)
+    specs = args.filter or DEFAULT_FILTERS
+
+    # Build everything before running anything, so that a bad spec fails fast.
+    policy = ThresholdPolicy(args.capacity, args.min_operators, args.max_operators)
+    guard_specs = [_parse_spec(text, "guard") for text in args.guard or []]
+    initial = policy.needed(float(trend[0])) if args.operators is None else args.operators
+    scalers = {
+        text: Scaler(
+            make_filter(_parse_spec(text)),
+            policy,
+            [make_guard(spec) for spec in guard_specs],
+            operators=initial,
+        )
+        for text in specs
+    }
+    results = {text: _run(text, scaler, volumes, trend, step) for text, scaler in scalers.items()}
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_timeline(out / "timeline.csv", trend, results)
+    rows = {text: _summary_row(result) for text, result in results.items()}
+    _write_columns(
+        out / "summary.csv",
+        {"filter": list(rows)} | {c: [row[c] for row in rows.values()] for c in SUMMARY_COLUMNS},
+    )
+    noise = (
+        "no noise"
+        if math.isinf(args.snr)
+        else f"SNR {args.snr:g} ({args.definition}), σ = {sigma:.1f} tuples/s"
+    )
+    plot_timeline(
+        out / "simulate.png",
+        results,
+        title=f"{source}, seed {args.seed}, {noise}, capacity {policy.capacity:g} tuples/s",
+        trend=trend,
+        capacity=policy.capacity,
+    )
+
+    print(f"{source}, seed {args.seed}: {trend.size} samples, one every {step:g} s")
+    if math.isinf(args.snr):
+        print("noise: none added")
+    else:
+        formula = SNR_FORMULAS[args.definition]
+        print(
+            f"noise: SNR {args.snr:g} by the {args.definition} definition ({formula}), "
+            f"σ = {sigma:.1f} tuples/s, Gaussian, seed {seed_of_noise}, clipped at 0"
+        )
+    if args.trace is not None:
+        print("trend: the trace as replayed, its own noise included")
+    most = "∞" if policy.max_operators is None else policy.max_operators
+    bounds = f"{policy.min_operators}..{most}"
+    guards = ", ".join(args.guard) if args.guard else "none"
+    print(
+        f"scaling: capacity {policy.capacity:g} tuples/s per operator, needed = max("
+        f"{policy.min_operators}, ceil(volume / {policy.capacity:g})) within {bounds}; "
+        f"{initial} at the start; guards: {guards}"
+    )
+    _print_simulate_table(rows)
+    for name in ("timeline.csv", "summary.csv", "simulate.png"):
+        print(f"wrote {out / name}")
+    return 0
+
+
+def _run(
+    label: str, scaler: Scaler, volumes: np.ndarray, trend: np.ndarray, step: float
+) -> SimulationResult:
+    # disable=None: the bar shows only when stderr is a terminal.
+    with tqdm(total=volumes.size, desc=label, unit="sample", file=sys.stderr, disable=None) as bar:
+        progress = None if bar.disable else lambda done: bar.update(done - bar.n)
+        return simulate(scaler, volumes, trend=trend, step=step, progress=progress)
+
+
+def _write_timeline(path: Path, trend: np.ndarray, results: Mapping[str, SimulationResult]) -> None:
+    """t, volume, trend, each run's filtered volume and operators, and the operators needed."""
+    first = next(iter(results.values())).timeline
+    columns = {name: first[name] for name in ("t", "volume")} | {"trend": trend}
+    for text, result in results.items():
+        columns[f"filtered[{text}]"] = result.timeline["filtered"]
+        columns[f"operators[{text}]"] = result.timeline["operators"]
+    columns |= {name: first[name] for name in ("needed", "needed_trend")}
+    _write_columns(path, {name: values.tolist() for name, values in columns.items()})
+
+
+def _summary_row(result: SimulationResult) -> dict[str, float]:
+    assert result.trend_metrics is not None  # simulate was given the trend
+    return result.metrics | {
+        "p_over_trend": result.trend_metrics["p_over"],
+        "p_under_trend": result.trend_metrics["p_under"],
+    }
+
+
+def _print_simulate_table(rows: Mapping[str, Mapping[str, float]]) -> None:
+    headings = ["s+", "s-", "p+ (s)", "p- (s)", "p+ trend", "p- trend", "operator·s"]
+    width = max(len("filter"), *map(len, rows))
+    print(f"{'filter':<{width}}" + "".join(f"  {heading:>10}" for heading in headings))
+    for text, row in rows.items():
+        print(
+            f"{text:<{width}}" + "".join(f"  {row[column]:>10.10g}" for column in SUMMARY_COLUMNS)
+        )
+    print("s+ / s-: scaling operations that add / remove operators")
+    print(
+        "p+ / p-: seconds with more / fewer operators running than the samples need "
+        "(p± trend: than the trend needs)"
+    )
+
+
+def _workload_params(texts: Sequence[str], *, trace: bool) -> dict[str, Any]:
+    """``KEY=VALUE`` texts as keyword arguments; VALUE is parsed as JSON, else kept as text."""
+    reserved = {"seed": "--seed", "duration": "--duration"} | ({"path": "--trace"} if trace else {})
+    params: dict[str, Any] = {}
+    for text in texts:
+        key, equals, value = text.partition("=")
+        key = key.strip()
+        if not equals or not key:
+            raise ValueError(f"--param {text!r} is not of the form KEY=VALUE")
+        if key in reserved:
+            raise ValueError(f"--param {key}=... is not allowed: use {reserved[key]}")
+        params[key] = _parse_value(value.strip())
+    return params
+
+
+# --- shared --------------------------------------------------------------------------------
+
+
+def _parse_spec(text: str, kind: str = "filter") -> dict[str, Any]:
+    """``name``, ``name:key=value,...`` (values as in ``_parse_value``) or a JSON object."""
+    if text.lstrip().startswith("{"):
+        try:
+            spec: dict[str, Any] = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{kind} spec {text!r} is not valid JSON: {error}") from None
+        return spec
+    name, _, options = text.partition(":")
+    spec = {"name": name}
+    for option in options.split(",") if options else []:
+        key, equals, value = option.partition("=")
+        if not equals or not key.strip():
+            raise ValueError(f"{kind} spec {text!r}: {option!r} is not of the form key=value")
+        spec[key.strip()] = _parse_value(value.strip())
+    return spec
+
+
+def _parse_value(text: str) -> Any:
+    """A JSON value (``60``, ``0.05``, ``[250, 450]``, ``null``), a number, else the text."""
+    for convert in (json.loads, int, float):
+        try:
+            return convert(text)
+        except ValueError:  # json.JSONDecodeError is one
+            pass
+    return text
+
+
+def _write_columns(path: Path, columns: Mapping[str, Sequence[Any]]) -> None:
+    """A CSV with a header of the column names and one row per index."""
+    with path.open("w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(columns)
+        writer.writerows(zip(*columns.values(), strict=True))

@@ -41,9 +41,7 @@ def test_demo_writes_every_default_filter_and_a_summary_that_matches_the_csv(
     header, rows = read_columns(tmp_path / "filtered.csv")
     assert header[:2] == ["timestamp", "value"]
     assert header[2:5] == ["raw", "moving_average:w=60", "ewma:alpha=0.05"]
-    assert header[5].startswith("tvd:lam=") and header[6:] == ["ekf"]
-    # The demo's noise deviation is 50; the default weight is 10 times its estimate.
-    assert float(header[5].removeprefix("tvd:lam=")) == pytest.approx(500, rel=0.1)
+    assert header[5:] == ["tvd", "ekf"]
     assert len(rows) == 1500
     table = np.array([[float(cell) for cell in row] for row in rows])
     assert np.array_equal(table[:, 0], np.arange(1500))
@@ -94,15 +92,23 @@ def test_csv_with_iso_timestamps_keeps_them_and_names_columns_by_spec(
     assert "RMSE" not in out  # no trend is known for a trace
 
 
-def test_default_tvd_weight_follows_the_units_of_the_input(tmp_path: Path) -> None:
-    # The same shape in thousands: lam is 10 times the noise estimate, so it scales along.
+def test_default_filters_do_not_depend_on_the_units_of_the_input(tmp_path: Path) -> None:
+    # The same series in tuples/s and in thousandths: tvd and ekf estimate the noise, so their
+    # output scales along instead of smoothing one version far more than the other.
     rng = np.random.default_rng(3)
-    values = (np.repeat([300.0, 450.0], 200) + rng.normal(0.0, 40.0, 400)) * 1000.0
-    trace = write_trace(tmp_path / "trace.csv", [str(t) for t in range(400)], values.tolist())
-    assert main(["denoise", "--input", str(trace), "--out", str(tmp_path)]) == 0
-    header, _ = read_columns(tmp_path / "filtered.csv")
-    tvd = next(name for name in header if name.startswith("tvd:lam="))
-    assert float(tvd.removeprefix("tvd:lam=")) == pytest.approx(10 * 40_000, rel=0.2)
+    values = np.repeat([300.0, 450.0], 200) + rng.normal(0.0, 40.0, 400)
+    outputs = []
+    for scale in (1.0, 1000.0):
+        trace = write_trace(
+            tmp_path / f"trace{scale:g}.csv",
+            [str(t) for t in range(400)],
+            (values * scale).tolist(),
+        )
+        out = tmp_path / f"out{scale:g}"
+        assert main(["denoise", "--input", str(trace), "--filter", "tvd", "--out", str(out)]) == 0
+        header, rows = read_columns(out / "filtered.csv")
+        outputs.append(np.array([float(row[header.index("tvd")]) for row in rows]))
+    np.testing.assert_allclose(outputs[1], 1000.0 * outputs[0], rtol=1e-9)
 
 
 @pytest.mark.parametrize(
@@ -129,12 +135,13 @@ def test_bad_filter_spec_fails_with_the_reason_and_writes_nothing(
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        (["time,volume", "1,2"], "the header must name timestamp and value"),
+        (["time,volume", "1,2"], "the header must name the columns 'timestamp' and 'value'"),
         (["timestamp,value", "1,200", "2,lots"], "line 3: value='lots' is not a finite number"),
         (["timestamp,value", "1,200", "2,nan"], "line 3: value='nan' is not a finite number"),
         (["timestamp,value", "2015-02-26 21:42:53,1", "yesterday,2"], "line 3: timestamp="),
-        (["timestamp,value", "1,200", "3,210", "2,205"], "line 4: timestamp goes back in time"),
-        (["timestamp,value", "1,200"], "at least 2 are needed"),
+        (["timestamp,value", "1,200", "3,210", "2,205"], "line 4: timestamp='2' does not come"),
+        (["timestamp,value", "1,200", "1,205"], "line 3: timestamp='1' does not come"),
+        (["timestamp,value", "1,200"], "a trace needs at least 2"),
     ],
 )
 def test_bad_csv_fails_naming_the_line(
@@ -153,3 +160,119 @@ def test_missing_input_file_fails_without_traceback(
     err = capsys.readouterr().err
     assert "absent.csv" in err
     assert "Traceback" not in err
+
+
+# --- simulate ------------------------------------------------------------------------------
+
+METRICS = ["s_up", "s_down", "p_over", "p_under", "p_over_trend", "p_under_trend"]
+
+
+def read_summary(folder: Path) -> dict[str, dict[str, float]]:
+    header, rows = read_columns(folder / "summary.csv")
+    assert header == ["filter", *METRICS, "operator_seconds"]
+    return {row[0]: dict(zip(header[1:], map(float, row[1:]), strict=True)) for row in rows}
+
+
+def test_simulate_writes_timeline_summary_and_plot_and_states_its_definitions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["simulate", "--duration", "300", "--snr", "1", "--out", str(tmp_path)]
+    assert main(args) == 0
+
+    summary = read_summary(tmp_path)
+    names = [name.partition(":")[0] for name in summary]
+    assert names == ["raw", "moving_average", "tvd", "ekf"]
+    tvd = "tvd"
+    assert summary["raw"]["p_over"] == summary["raw"]["p_under"] == 0  # raw follows the samples
+    raw_operations = summary["raw"]["s_up"] + summary["raw"]["s_down"]
+    assert raw_operations > 5 * (summary[tvd]["s_up"] + summary[tvd]["s_down"])
+
+    header, rows = read_columns(tmp_path / "timeline.csv")
+    assert header[:3] == ["t", "volume", "trend"]
+    assert header[-2:] == ["needed", "needed_trend"]
+    assert f"operators[{tvd}]" in header and f"filtered[{tvd}]" in header
+    assert len(rows) == 300
+    assert (tmp_path / "simulate.png").read_bytes().startswith(PNG_SIGNATURE)
+
+    out = capsys.readouterr().out
+    assert "SNR 1 by the power definition (mean(trend²) / σ²), σ = " in out
+    assert "capacity 50 tuples/s per operator" in out
+    assert "than the samples need (p± trend: than the trend needs)" in out
+
+
+def test_simulate_is_reproducible_per_seed(tmp_path: Path) -> None:
+    for name, seed in (("a", "4"), ("b", "4"), ("c", "5")):
+        args = ["simulate", "--duration", "200", "--snr", "5", "--seed", seed]
+        assert main([*args, "--out", str(tmp_path / name)]) == 0
+    first, again, other = (tmp_path / name for name in "abc")
+    for name in ("summary.csv", "timeline.csv"):
+        assert (first / name).read_bytes() == (again / name).read_bytes()
+        assert (first / name).read_bytes() != (other / name).read_bytes()
+
+
+def test_simulate_starts_at_the_operators_the_trend_needs_and_applies_guards(
+    tmp_path: Path,
+) -> None:
+    # 300 tuples/s then 100: six operators, then two. No noise, so raw scales exactly once.
+    args = ["simulate", "--workload", "step", "--param", "levels=[300, 100]", "--duration", "100"]
+    assert main([*args, "--filter", "raw", "--out", str(tmp_path / "plain")]) == 0
+    row = read_summary(tmp_path / "plain")["raw"]
+    assert (row["s_up"], row["s_down"]) == (0, 1)
+    assert all(row[metric] == 0 for metric in METRICS[2:])
+    guarded = [*args, "--filter", "raw", "--guard", "max_step:down=1", "--operators", "1"]
+    assert main([*guarded, "--out", str(tmp_path / "guarded")]) == 0
+    # From 1 up to 6 at once, then down 6 -> 2 one operator per decision: 3 s over.
+    row = read_summary(tmp_path / "guarded")["raw"]
+    assert (row["s_up"], row["s_down"], row["p_over"]) == (1, 4, 3.0)
+
+
+def test_simulate_replays_a_trace_as_the_trend(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    values = np.repeat([10.0, 30.0, 20.0], 40) + rng.normal(0.0, 1.0, 120)
+    trace = write_trace(tmp_path / "trace.csv", [str(60 * k) for k in range(120)], values.tolist())
+    args = ["simulate", "--trace", str(trace), "--filter", "raw", "--filter", "tvd:lam=200"]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+
+    header, rows = read_columns(tmp_path / "out" / "timeline.csv")
+    table = np.array([[float(cell) for cell in row] for row in rows])
+    assert len(rows) == 120  # the whole trace, one recorded sample per second
+    np.testing.assert_array_equal(table[:, 1], table[:, 2])  # no --snr: the samples are the trend
+    assert table[:, 2].min() == 200.0 and table[:, 2].max() == 500.0  # rescaled like the paper's
+    summary = read_summary(tmp_path / "out")
+    assert summary["raw"]["p_over_trend"] == summary["raw"]["p_under_trend"] == 0
+    assert summary["tvd:lam=200"]["s_up"] < summary["raw"]["s_up"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--filter", "tvd:lamda=5"], "unknown parameter 'lamda'"),
+        (["--guard", "cooldown:wait=5"], "unknown parameter 'wait'"),
+        (["--workload", "sine"], "name='sine' is not allowed"),
+        (["--param", "levels=[1]"], "levels=[1] is not allowed for workload 'paper'"),
+        (["--param", "duration=60"], "--param duration=... is not allowed: use --duration"),
+        (["--param", "levels"], "--param 'levels' is not of the form KEY=VALUE"),
+        (["--snr", "0"], "snr=0.0 is not allowed"),
+        (["--capacity", "0"], "capacity=0.0 is not allowed"),
+        (["--trace", "absent.csv"], "absent.csv"),
+    ],
+)
+def test_simulate_refuses_bad_input_with_the_reason_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    args = ["simulate", "--duration", "100", *options, "--out", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("steadyscale simulate: error: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_simulate_takes_a_workload_or_a_trace_not_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = write_trace(tmp_path / "trace.csv", ["0", "1", "2"], [1.0, 2.0, 3.0])
+    with pytest.raises(SystemExit) as exit:
+        main(["simulate", "--workload", "paper", "--trace", str(trace), "--out", str(tmp_path)])
+    assert exit.value.code == 2
+    assert "argument --trace: not allowed with argument --workload" in capsys.readouterr().err

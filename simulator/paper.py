@@ -1,0 +1,407 @@
+"""The paper's experiment (Borkowski et al. 2017, §5) and the sweep that goes beyond it.
+
+``paper_cells`` is the paper's grid: raw, moving average, TVD and EKF on ``paper_workload`` at
+SNR 0.5, 0.8, 1.0, 5.0 and 10.0, under the ``power`` and the ``amplitude`` definitions of SNR,
+over many seeds. ``sweep_cells`` adds each filter's parameter grid, composed with guards, for
+Pareto fronts and the cost ranking. ``report`` writes the markdown tables.
+
+Parameter rule (the same at every SNR; no filter is told the SNR or the noise level):
+
+=================== ========================================================================
+filter              parameters
+=================== ========================================================================
+``raw``             none
+``moving_average``  ``w = 60``: one minute, the usual window of autoscaling metrics
+``tvd``             ``make_filter("tvd")``: λ_t = 10 σ̂_t, σ̂_t estimated online from the
+                    samples (``filters.noise.NoiseEstimator``)
+``ekf``             ``make_filter("ekf")``: R_t = σ̂_t², the same online estimate;
+                    process noise 0.01 (tuples/s²)²
+=================== ========================================================================
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from filters import make_filter
+from scaling import Scaler, ThresholdPolicy
+from simulator.engine import SimulationResult, simulate
+from simulator.experiment import (
+    METRICS,
+    ROW_COLUMNS,
+    Cell,
+    noise_seed,
+    pareto_front,
+    run_cells,
+    summarize,
+)
+from simulator.noise import add_noise, noise_std
+from simulator.plots import plot_timeline
+from simulator.report import DEFINITIONS_TEXT, cut, markdown_table, metric_table, plot_pareto
+from simulator.workloads import paper_workload
+
+Runner = Callable[[Sequence[Cell]], list[dict[str, Any]]]
+_GROUPS = ("definition", "snr", "config", "filter")
+_SUMMARY_METRICS = (*METRICS, "sigma")
+
+SNRS = (0.5, 0.8, 1.0, 5.0, 10.0)
+DEFINITIONS = ("power", "amplitude")
+PAPER_FILTERS: dict[str, dict[str, Any]] = {
+    "raw": {"name": "raw"},
+    "moving_average": {"name": "moving_average", "w": 60},
+    "tvd": {"name": "tvd", "lam_per_sigma": 10.0},
+    "ekf": {"name": "ekf", "process_noise": 0.01},
+}
+# Each filter's parameter grid for the sweep: its knob from light to heavy smoothing.
+SWEEP_FILTERS: dict[str, list[dict[str, Any]]] = {
+    "moving_average": [{"name": "moving_average", "w": w} for w in (10, 30, 60, 120, 240)],
+    "ewma": [{"name": "ewma", "alpha": alpha} for alpha in (0.1, 0.03, 0.01)],
+    "tvd": [{"name": "tvd", "lam_per_sigma": k} for k in (5.0, 7.0, 10.0, 15.0, 20.0, 30.0)],
+    "ekf": [{"name": "ekf", "process_noise": q} for q in (1e-4, 1e-3, 1e-2, 1e-1)],
+}
+# Guards composed with every filter of the sweep.
+SWEEP_GUARDS: dict[str, list[dict[str, Any]]] = {
+    "": [],
+    "hysteresis 0.05": [{"name": "hysteresis", "band": 0.05}],
+    "cooldown down 60 s": [{"name": "cooldown", "down": 60.0}],
+    "stabilization 60 s": [{"name": "stabilization", "window": 60.0}],
+}
+
+
+def paper_cells(
+    seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
+) -> list[Cell]:
+    """The paper's grid: every definition × SNR × filter of ``PAPER_FILTERS`` × seed."""
+    return [
+        Cell(config=label, filter_spec=spec, seed=seed, snr=snr, definition=definition)
+        for definition in definitions
+        for snr in snrs
+        for label, spec in PAPER_FILTERS.items()
+        for seed in seeds
+    ]
+
+
+def sweep_cells(
+    seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
+) -> list[Cell]:
+    """Every filter setting of ``SWEEP_FILTERS`` with every guard set of ``SWEEP_GUARDS``."""
+    return [
+        Cell(
+            config=config_label(spec, guards),
+            filter_spec=spec,
+            guards=guards,
+            seed=seed,
+            snr=snr,
+            definition=definition,
+        )
+        for definition in definitions
+        for snr in snrs
+        for family in SWEEP_FILTERS.values()
+        for spec in family
+        for guards in SWEEP_GUARDS.values()
+        for seed in seeds
+    ]
+
+
+def config_label(spec: Mapping[str, Any], guards: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A short readable label: ``tvd lam_per_sigma=10 + hysteresis band=0.05``.
+
+    >>> config_label({"name": "ewma", "alpha": 0.1}, [{"name": "cooldown", "down": 60.0}])
+    'ewma alpha=0.1 + cooldown down=60'
+    """
+    return " + ".join(_label(part) for part in (spec, *guards))
+
+
+def _label(spec: Mapping[str, Any]) -> str:
+    params = " ".join(
+        f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+        for key, value in spec.items()
+        if key != "name"
+    )
+    return f"{spec['name']} {params}".strip()
+
+
+def run_paper(
+    out: Path,
+    seeds: Sequence[int],
+    sweep_seeds: Sequence[int] = (),
+    definitions: Sequence[str] = DEFINITIONS,
+    snrs: Sequence[float] = SNRS,
+    runner: Runner | None = None,
+    command: str = "steadyscale paper",
+) -> dict[str, Path]:
+    """Run the paper's grid (and the sweep, when ``sweep_seeds``), write tables and figures.
+
+    ``runner`` runs a list of cells and returns their rows (default: serially in this process,
+    with a progress bar). Returns the paths written, by name.
+    """
+    run = runner or _serial_runner
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    rows = run(paper_cells(seeds, definitions, snrs))
+    summary = summarize(rows, by=_GROUPS, metrics=_SUMMARY_METRICS)
+    paths["paper_runs"] = _write_csv(out / "paper_runs.csv", rows, ROW_COLUMNS)
+    paths["paper"] = _write_csv(out / "paper.csv", summary, _summary_columns(summary))
+    sweep_summary: list[dict[str, Any]] = []
+    if sweep_seeds:
+        sweep_rows = run(sweep_cells(sweep_seeds, definitions, snrs))
+        sweep_summary = summarize(sweep_rows, by=_GROUPS, metrics=_SUMMARY_METRICS)
+        paths["sweep_runs"] = _write_csv(out / "sweep_runs.csv", sweep_rows, ROW_COLUMNS)
+        paths["sweep"] = _write_csv(
+            out / "sweep.csv", sweep_summary, _summary_columns(sweep_summary)
+        )
+        for definition in definitions:
+            paths[f"pareto_{definition}"] = plot_pareto(
+                out / f"pareto_{definition}.png",
+                [row for row in sweep_summary if row["definition"] == definition],
+                snrs,
+                marked=[config_label(spec) for spec in PAPER_FILTERS.values()],
+                title=f"Pareto fronts, SNR definition {definition!r}, {len(sweep_seeds)} seeds",
+            )
+    for definition in definitions:
+        for snr in snrs:
+            name = f"timeline_{definition}_snr{snr:g}"
+            paths[name] = _timeline_figure(out / f"{name}.png", seeds[0], snr, definition)
+    text = paper_markdown(summary, sweep_summary, definitions, snrs, len(seeds), command)
+    paths["report"] = out / "paper.md"
+    paths["report"].write_text(text, encoding="utf-8")
+    return paths
+
+
+def paper_markdown(
+    summary: Sequence[Mapping[str, Any]],
+    sweep_summary: Sequence[Mapping[str, Any]],
+    definitions: Sequence[str],
+    snrs: Sequence[float],
+    seeds: int,
+    command: str,
+) -> str:
+    """The report: the paper's tables, its claims against ours, and the sweep's findings."""
+    parts = [
+        "# The paper's experiment, reproduced",
+        f"Produced by `{command}` ({seeds} seeds per cell).",
+        DEFINITIONS_TEXT,
+        "Parameter rule (the same at every SNR): "
+        + ", ".join(f"`{config_label(spec)}`" for spec in PAPER_FILTERS.values())
+        + "; `tvd` and `ekf` adapt to the noise they estimate online (σ̂), nobody is told the SNR.",
+        "## Claims of the paper against ours",
+        claims_table(summary, definitions),
+    ]
+    for definition in definitions:
+        parts.append(f"## Tables, SNR definition `{definition}`")
+        for snr in snrs:
+            rows = _select(summary, definition, snr)
+            raw = next(row for row in rows if row["filter"] == "raw")
+            parts.append(
+                f"### SNR {snr:g} ({definition}), mean σ = {rows[0]['sigma']:.0f} tuples/s"
+            )
+            parts.append(metric_table(rows, _PAPER_COLUMNS, baseline=raw))
+    if sweep_summary:
+        parts.append("## Beyond the paper: Pareto fronts, costs and guards")
+        parts.append(sweep_markdown(sweep_summary, definitions, snrs))
+    return "\n\n".join(parts) + "\n"
+
+
+_PAPER_COLUMNS = {
+    "s_up": "s+",
+    "s_down": "s−",
+    "p_over": "p+ (s)",
+    "p_under": "p− (s)",
+    "p_over_trend": "p+ vs trend (s)",
+    "p_under_trend": "p− vs trend (s)",
+}
+
+
+def claims_table(summary: Sequence[Mapping[str, Any]], definitions: Sequence[str]) -> str:
+    """Each quantitative claim of the paper's prose with our figure under each definition."""
+    claims: list[tuple[str, str, Callable[[str], str]]] = []
+
+    def row(definition: str, snr: float, name: str) -> Mapping[str, Any]:
+        found = [r for r in _select(summary, definition, snr) if r["filter"] == name]
+        if not found:
+            raise LookupError(f"SNR {snr:g} was not run")
+        return found[0]
+
+    def cut_at(name: str, snr: float) -> Callable[[str], str]:
+        return lambda d: f"{cut(row(d, snr, name), row(d, snr, 'raw')):.1f} %"
+
+    def best_cut(snr: float) -> Callable[[str], str]:
+        def text(d: str) -> str:
+            best = max(("tvd", "ekf"), key=lambda n: cut(row(d, snr, n), row(d, snr, "raw")))
+            return f"{cut(row(d, snr, best), row(d, snr, 'raw')):.1f} % ({best})"
+
+        return text
+
+    def p_increase(metric: str) -> Callable[[str], str]:
+        return lambda d: f"{-cut(row(d, 1.0, 'tvd'), row(d, 1.0, 'moving_average'), metric):+.1f} %"
+
+    def lowest_p(metric: str) -> Callable[[str], str]:
+        def text(d: str) -> str:
+            winners = []
+            for snr in sorted({r["snr"] for r in summary if r["definition"] == d}):
+                best = min(("moving_average", "tvd", "ekf"), key=lambda n: row(d, snr, n)[metric])
+                winners.append(f"{snr:g}: {best}")
+            return ", ".join(winners)
+
+        return text
+
+    def ekf_vs_tvd(metric: str) -> Callable[[str], str]:
+        return lambda d: (
+            f"ekf {row(d, 10.0, 'ekf')[metric]:.0f} vs tvd {row(d, 10.0, 'tvd')[metric]:.0f}"
+        )
+
+    claims += [
+        ("TVD cuts s+ + s− at SNR 0.5 (vs raw)", "> 93 %", cut_at("tvd", 0.5)),
+        ("EKF cuts s+ + s− at SNR 0.5 (vs raw)", "44 %", cut_at("ekf", 0.5)),
+        ("best cut at high noise, SNR 0.5", "> 94 %", best_cut(0.5)),
+        ("best cut at low noise, SNR 10", "15 %", best_cut(10.0)),
+        ("TVD cut at SNR 1.0", "≈ 90 %", cut_at("tvd", 1.0)),
+        ("TVD p± over MA's at SNR 1.0, vs noisy volume", "≈ +8 %", p_increase("p_total")),
+        ("TVD p± over MA's at SNR 1.0, vs trend", "≈ +8 %", p_increase("p_total_trend")),
+        ("lowest p± vs noisy volume, per SNR", "moving average", lowest_p("p_total")),
+        ("lowest p± vs trend, per SNR", "moving average", lowest_p("p_total_trend")),
+        ("p± vs noisy volume at SNR 10", "EKF < TVD", ekf_vs_tvd("p_total")),
+        ("p± vs trend at SNR 10", "EKF < TVD", ekf_vs_tvd("p_total_trend")),
+    ]
+    headers = ["claim", "paper", *[f"ours, `{d}`" for d in definitions]]
+    return markdown_table(
+        headers, [[c, p, *[_or_absent(f, d) for d in definitions]] for c, p, f in claims]
+    )
+
+
+def _or_absent(figure: Callable[[str], str], definition: str) -> str:
+    try:
+        return figure(definition)
+    except LookupError as missing:
+        return str(missing)
+
+
+def goal_check(
+    sweep_summary: Sequence[Mapping[str, Any]], definition: str, snr: float
+) -> dict[str, Any]:
+    """Does a configuration cut s± below the paper's best filter with p± ≤ moving average's?
+
+    "The paper's best" is the paper filter (``PAPER_FILTERS`` without raw) with the fewest
+    scaling operations; p± is measured against the trend. Returns the paper's best, the moving
+    average, and the qualifying configuration with the lowest cost (or ``None``).
+    """
+    rows = _select(sweep_summary, definition, snr)
+    by_config = {row["config"]: row for row in rows}
+    paper = [by_config[config_label(spec)] for name, spec in PAPER_FILTERS.items() if name != "raw"]
+    best = min(paper, key=lambda row: row["s_total"])
+    average = by_config[config_label(PAPER_FILTERS["moving_average"])]
+    qualifying = [
+        row
+        for row in rows
+        if row["s_total"] < best["s_total"] and row["p_total_trend"] <= average["p_total_trend"]
+    ]
+    winner = min(qualifying, key=lambda row: row["cost"]) if qualifying else None
+    return {"paper_best": best, "moving_average": average, "winner": winner}
+
+
+def sweep_markdown(
+    sweep_summary: Sequence[Mapping[str, Any]], definitions: Sequence[str], snrs: Sequence[float]
+) -> str:
+    """Goal check, cost ranking and Pareto front per definition and SNR."""
+    seeds = sweep_summary[0]["n"]
+    parts = [
+        f"Grid: {len({r['config'] for r in sweep_summary})} configurations (each filter's "
+        f"parameter grid × guard sets: none, {', '.join(k for k in SWEEP_GUARDS if k)}), "
+        f"{seeds} seeds per cell. Cost = 30 × (s+ + s−) + operator-seconds + 5 × p− vs trend "
+        "(`simulator.experiment.CostModel`, in operator-seconds).",
+        "Goal: a configuration with fewer scaling operations than the paper's best filter "
+        "(fewest s+ + s− among its moving average, TVD and EKF under the rule above) and p± vs "
+        "trend no worse than its moving average's.",
+    ]
+    goal_rows = []
+    for definition in definitions:
+        for snr in snrs:
+            check = goal_check(sweep_summary, definition, snr)
+            best, average, winner = check["paper_best"], check["moving_average"], check["winner"]
+            goal_rows.append(
+                [
+                    f"`{definition}`",
+                    f"{snr:g}",
+                    f"`{best['config']}`: {best['s_total']:.0f}",
+                    f"{average['p_total_trend']:.0f}",
+                    f"`{winner['config']}`: {winner['s_total']:.0f} / {winner['p_total_trend']:.0f}"
+                    if winner
+                    else "none",
+                    "yes" if winner else "**no**",
+                ]
+            )
+    parts.append(
+        markdown_table(
+            [
+                "definition",
+                "SNR",
+                "paper's best s±",
+                "MA p± vs trend",
+                "cheapest qualifying config: s± / p± vs trend",
+                "reached",
+            ],
+            goal_rows,
+        )
+    )
+    for definition in definitions:
+        for snr in snrs:
+            rows = _select(sweep_summary, definition, snr)
+            ranked = sorted(rows, key=lambda row: row["cost"])[:5]
+            front = pareto_front(rows)
+            parts.append(f"### SNR {snr:g} (`{definition}`)")
+            parts.append("Cheapest five by the cost model:")
+            parts.append(metric_table(ranked, _SWEEP_COLUMNS))
+            parts.append("Pareto front (s+ + s− against p± vs trend):")
+            parts.append(metric_table(front, _SWEEP_COLUMNS))
+    return "\n\n".join(parts)
+
+
+_SWEEP_COLUMNS = {
+    "s_total": "s+ + s−",
+    "p_total_trend": "p± vs trend (s)",
+    "p_total": "p± vs noisy volume (s)",
+    "operator_seconds": "operator-s",
+    "cost": "cost",
+}
+
+
+def _select(
+    rows: Sequence[Mapping[str, Any]], definition: str, snr: float
+) -> list[Mapping[str, Any]]:
+    return [row for row in rows if row["definition"] == definition and row["snr"] == snr]
+
+
+def _serial_runner(cells: Sequence[Cell]) -> list[dict[str, Any]]:
+    with tqdm(total=len(cells), unit="run", desc="simulating", leave=False) as bar:
+        return run_cells(cells, progress=bar.update)
+
+
+def _summary_columns(summary: Sequence[Mapping[str, Any]]) -> list[str]:
+    first = ["snr", "filter", "s_up", "s_down", "p_over", "p_under"]
+    return first + [key for key in summary[0] if key not in first]
+
+
+def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _timeline_figure(path: Path, seed: int, snr: float, definition: str) -> Path:
+    trend = paper_workload(seed)
+    noisy = add_noise(trend, snr, noise_seed(seed), definition)
+    policy = ThresholdPolicy(capacity=50.0)
+    runs: dict[str, SimulationResult] = {}
+    for name, spec in PAPER_FILTERS.items():
+        scaler = Scaler(make_filter(spec), policy, operators=policy.needed(float(trend[0])))
+        runs[name] = simulate(scaler, noisy, trend=trend)
+    sigma = noise_std(trend, snr, definition)
+    title = f"paper_workload seed {seed}, SNR {snr:g} ({definition}, σ = {sigma:.0f} tuples/s)"
+    return plot_timeline(path, runs, title=title, trend=trend, capacity=policy.capacity)
