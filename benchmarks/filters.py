@@ -34,6 +34,7 @@ LAM = 20 * NOISE_STD
 SPECS: list[dict[str, object]] = [
     {"name": "raw"},
     {"name": "moving_average", "w": 60},
+    {"name": "moving_median", "w": 60},
     {"name": "ewma", "alpha": 0.05},
     {"name": "tvd", "lam": LAM},
     {"name": "tvd"},

@@ -8,11 +8,13 @@ from filters.base import Denoiser, build
 from filters.ekf import ExtendedKalman
 from filters.ewma import EWMA
 from filters.moving_average import MovingAverage
+from filters.moving_median import MovingMedian
 from filters.raw import Raw
 from filters.tvd import TotalVariation
 
 _REGISTRY: dict[str, type[Denoiser]] = {
-    cls.name: cls for cls in (Raw, MovingAverage, EWMA, TotalVariation, ExtendedKalman)
+    cls.name: cls
+    for cls in (Raw, MovingAverage, MovingMedian, EWMA, TotalVariation, ExtendedKalman)
 }
 
 
@@ -20,7 +22,7 @@ def available_filters() -> list[str]:
     """Names accepted by ``make_filter``, sorted.
 
     >>> available_filters()
-    ['ekf', 'ewma', 'moving_average', 'raw', 'tvd']
+    ['ekf', 'ewma', 'moving_average', 'moving_median', 'raw', 'tvd']
     """
     return sorted(_REGISTRY)
 

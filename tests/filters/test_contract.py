@@ -16,6 +16,7 @@ from filters import Denoiser, available_filters, make_filter
 REPRESENTATIVE: dict[str, list[dict[str, object]]] = {
     "raw": [{}],
     "moving_average": [{}, {"w": 1}, {"w": 30}],
+    "moving_median": [{}, {"w": 1}, {"w": 2}, {"w": 7}],
     "ewma": [{}, {"alpha": 1.0}, {"alpha": 0.02}],
     "tvd": [
         {"lam": 300.0},
