@@ -63,11 +63,13 @@ SWEEP_FILTERS: dict[str, list[dict[str, Any]]] = {
     "ewma": [{"name": "ewma", "alpha": alpha} for alpha in (0.1, 0.03, 0.01)],
     "tvd": [{"name": "tvd", "lam_per_sigma": k} for k in (5.0, 7.0, 10.0, 15.0, 20.0, 30.0)],
     "ekf": [{"name": "ekf", "process_noise": q} for q in (1e-4, 1e-3, 1e-2, 1e-1)],
+    "moving_median": [{"name": "moving_median", "w": w} for w in (30, 60, 120, 240)],
 }
 # Guards composed with every filter of the sweep.
 SWEEP_GUARDS: dict[str, list[dict[str, Any]]] = {
     "": [],
-    "hysteresis 0.05": [{"name": "hysteresis", "band": 0.05}],
+    "hysteresis 0.01": [{"name": "hysteresis", "band": 0.01}],
+    "hysteresis 0.02": [{"name": "hysteresis", "band": 0.02}],
     "cooldown down 60 s": [{"name": "cooldown", "down": 60.0}],
     "stabilization 60 s": [{"name": "stabilization", "window": 60.0}],
 }
