@@ -67,6 +67,17 @@ class NoiseEstimator:
         """The current estimate, or ``None`` while fewer than ``min_differences`` are in."""
         return self._sigma
 
+    @property
+    def rough(self) -> float | None:
+        """A warm-up stand-in for ``sigma``: the RMS of the differences so far over sqrt(2).
+
+        ``sigma`` itself while it exists; ``None`` before the first difference. Not robust: a
+        jump among the first few samples inflates it, which errs on the side of smoothing.
+        """
+        if self._sigma is not None or not self._differences:
+            return self._sigma
+        return math.sqrt(sum(d * d for d in self._differences) / (2 * len(self._differences)))
+
     def update(self, x: float) -> float | None:
         """Take one finite sample and return the current estimate of the noise deviation."""
         if self._previous is not None:

@@ -28,9 +28,10 @@ class TotalVariation(Denoiser):
     .. math:: \\lambda_i = \\texttt{lam\\_per\\_sigma} \\cdot \\hat\\sigma_i
 
     where :math:`\\hat\\sigma_i` is ``NoiseEstimator``'s deviation (last 120 differences) after
-    samples ``0..i``, and 0 while it has fewer than 8 differences. :math:`\\lambda_i` depends on
-    samples ``0..i`` only, so the filter stays causal. A weight of 0 cuts the chain: the first 9
-    outputs are the samples, and later outputs see the first 8 only through the noise estimate.
+    samples ``0..i``; while it has fewer than 8 differences, the RMS of the differences so far
+    over :math:`\\sqrt 2` (``NoiseEstimator.rough``), so that the first outputs are already
+    smoothed instead of following the first, most uncertain samples. :math:`\\lambda_i` depends
+    on samples ``0..i`` only, so the filter stays causal. The first two outputs are the samples.
 
     ``method="exact"`` (default) gets :math:`\\hat x_t` exactly, in amortised O(1) work per
     sample, from the forward pass of Johnson's dynamic programme (Johnson 2013, "A dynamic
@@ -87,8 +88,8 @@ class TotalVariation(Denoiser):
     [10.0, 10.0, 10.0, 18.0, 19.0, 19.333]
     >>> noisy = [300.0 + 10.0 * (-1) ** k + 3.0 * (k % 3) for k in range(14)]
     >>> auto = make_filter("tvd").filter(noisy)  # lam="auto": 10 x the noise estimate
-    >>> auto[6:].round(1).tolist()  # samples until 8 differences are in, then smoothed
-    [310.0, 293.0, 316.0, 303.0, 306.3, 303.8, 305.0, 303.0]
+    >>> noisy[:4], auto[:4].round(1).tolist()  # smoothed from the third sample on
+    ([310.0, 293.0, 316.0, 290.0], [310.0, 293.0, 304.5, 299.7])
     >>> in_other_units = make_filter("tvd").filter([v / 1000 - 5 for v in noisy])
     >>> bool(np.allclose(in_other_units, auto / 1000 - 5, rtol=1e-12, atol=0))
     True
@@ -169,7 +170,11 @@ class TotalVariation(Denoiser):
         """λ for the edge from sample ``x`` to the next one."""
         if self.lam != "auto":
             return float(self.lam)
-        sigma = self._noise.update(x)
+        self._noise.update(x)
+        return self._auto_weight(self._noise)
+
+    def _auto_weight(self, noise: NoiseEstimator) -> float:
+        sigma = noise.rough
         return 0.0 if sigma is None else self.lam_per_sigma * sigma
 
     def _step(self, y: float, lam: float) -> tuple[float, float, float]:
@@ -254,8 +259,7 @@ class TotalVariation(Denoiser):
             noise.load_state_dict(values["_noise"])
             if (offset is None) != (noise.state_dict()["previous"] is None):
                 raise ValueError("_noise is not allowed: it must have seen the filter's samples")
-            sigma = noise.sigma
-            expected = 0.0 if sigma is None else self.lam_per_sigma * sigma
+            expected = self._auto_weight(noise)
             checked["_noise"] = noise
         else:
             expected = 0.0 if offset is None else float(self.lam)

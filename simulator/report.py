@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 (the backend must be chosen first)
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from simulator.experiment import pareto_front  # noqa: E402
 
@@ -125,6 +126,7 @@ def plot_pareto(
                     edgecolors="black",
                 )
         axis.set_xscale("log")
+        axis.xaxis.set_minor_formatter(NullFormatter())  # labelled minor ticks overlap
         axis.set_title(f"SNR {snr:g}")
         axis.set_xlabel("scaling operations s+ + s− (mean)")
         axis.grid(alpha=0.3)

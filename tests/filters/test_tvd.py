@@ -122,10 +122,14 @@ def weighted_endpoints(y: np.ndarray, lam_per_sigma: float) -> np.ndarray:
 
     min_x ½||y - x||² + Σ_i lam_i |x_{i+1} - x_i| is solved by x = y - Dᵀz, where
     z = argmin ||y - Dᵀz||² subject to |z_i| <= lam_i and (Dx)_i = x_{i+1} - x_i.
-    lam_i = lam_per_sigma × the noise estimate after sample i (0 while there is none).
+    lam_i = lam_per_sigma × the noise estimate after sample i (its warm-up stand-in ``rough``
+    while it has fewer than 8 differences, 0 before the first difference).
     """
     noise = NoiseEstimator()
-    sigmas = [noise.update(v) for v in y.tolist()]
+    sigmas = []
+    for value in y.tolist():
+        noise.update(value)
+        sigmas.append(noise.rough)
     lam = np.array([0.0 if s is None else lam_per_sigma * s for s in sigmas])
     ends = []
     for k in range(y.size):
@@ -153,7 +157,7 @@ def test_auto_weight_matches_the_exact_weighted_solution(
     reference = weighted_endpoints(y, lam_per_sigma)
     scale = float(np.std(y))
     np.testing.assert_allclose(auto, reference, rtol=1e-6, atol=1e-9 * scale)
-    np.testing.assert_array_equal(auto[:9], y[:9])  # no estimate before 8 differences
+    np.testing.assert_array_equal(auto[:2], y[:2])  # no difference, no weight, before sample 1
 
 
 @pytest.mark.parametrize("scale", [0.01, 1000.0])
@@ -238,3 +242,29 @@ def test_auto_state_continues_exactly_and_bad_state_changes_nothing() -> None:
         assert json.dumps(target.state_dict()) == before
     target.load_state_dict(saved)
     np.testing.assert_array_equal(target.filter(y[200:]), original.filter(y[200:]))
+
+
+def test_auto_smooths_from_the_third_sample_instead_of_following_the_warm_up() -> None:
+    # Before the noise estimator has 8 differences, the RMS of the differences stands in: the
+    # first outputs of a noisy level must not swing like the samples (each swing would be a
+    # scaling operation for a policy downstream).
+    rng = np.random.default_rng(4)
+    errors_in, errors_out = [], []
+    for _ in range(200):
+        y = 350.0 + rng.normal(0.0, 300.0, 9)
+        out = make_filter("tvd").filter(y)
+        errors_in.append(np.abs(y[2:] - 350.0).mean())
+        errors_out.append(np.abs(out[2:] - 350.0).mean())
+    assert np.mean(errors_out) < 0.6 * np.mean(errors_in)
+
+
+def test_rough_noise_estimate_stands_in_until_the_robust_one_exists() -> None:
+    noise = NoiseEstimator()
+    assert noise.rough is None
+    noise.update(10.0)
+    assert noise.rough is None
+    noise.update(14.0)
+    assert noise.rough == pytest.approx(4.0 / np.sqrt(2.0))
+    for value in (10.0, 14.0, 10.0, 14.0, 10.0, 14.0, 10.0):
+        noise.update(value)
+    assert noise.sigma is not None and noise.rough == noise.sigma
