@@ -7,11 +7,13 @@ import pytest
 
 from simulator.paper import (
     PAPER_FILTERS,
+    RECOMMENDED,
     SNRS,
     SWEEP_FILTERS,
     SWEEP_GUARDS,
     config_label,
     goal_check,
+    paired_table,
     paper_cells,
     run_paper,
     sweep_cells,
@@ -90,3 +92,22 @@ def test_paper_writes_report_and_figures(small_paper: dict[str, Path]) -> None:
     assert len(pngs) == 3  # two timelines and one Pareto plot
     for path in pngs:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_paired_table_subtracts_seed_by_seed() -> None:
+    ma, tvd = (config_label(PAPER_FILTERS[n]) for n in ("moving_average", "tvd"))
+    spec, guards = RECOMMENDED["clean (SNR >= 5)"]
+    mine = config_label(spec, guards)
+    rows = []
+    # Seeds differ a lot (workloads differ); the paired differences are exactly -10 and -5.
+    for seed, level in ((1, 100.0), (2, 900.0), (3, 400.0)):
+        for config, s, p in (
+            (ma, level, level),
+            (tvd, level + 10, level),
+            (mine, level, level - 5),
+        ):
+            rows.append({"definition": "power", "snr": 10.0, "config": config, "seed": seed,
+                         "s_total": s, "p_total_trend": p})  # fmt: skip
+    table = paired_table(rows, ["power"], [10.0])
+    assert "| -10 ± 0 | -5 ± 0 |" in table
+    assert "moving_median" not in table  # only configurations that were run are listed
