@@ -374,11 +374,11 @@ def sweep_markdown(
 # One recommendation per noise regime (docs/paper.md): where the noise is large compared with
 # one operator's capacity the median's immunity to clipping wins, elsewhere TVD's sharp steps.
 RECOMMENDED = {
-    "noisy (SNR <= 1)": (
+    "SNR ≤ 1": (
         {"name": "moving_median", "w": 120},
         [{"name": "hysteresis", "band": 0.02}],
     ),
-    "clean (SNR >= 5)": (
+    "SNR ≥ 5": (
         {"name": "tvd", "lam_per_sigma": 10.0},
         [{"name": "hysteresis", "band": 0.02}],
     ),
@@ -406,7 +406,7 @@ def paired_table(
                     continue
                 cell = (definition, snr)
                 lines.append([
-                    f"`{definition}`", f"{snr:g}", f"`{config}` ({regime})",
+                    f"`{definition}`", f"{snr:g}", f"`{config}` (for {regime})",
                     _paired(by_key, cell, seeds, config, tvd, "s_total"),
                     _paired(by_key, cell, seeds, config, average, "p_total_trend"),
                 ])  # fmt: skip

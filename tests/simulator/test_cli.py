@@ -276,3 +276,25 @@ def test_simulate_takes_a_workload_or_a_trace_not_both(
         main(["simulate", "--workload", "paper", "--trace", str(trace), "--out", str(tmp_path)])
     assert exit.value.code == 2
     assert "argument --trace: not allowed with argument --workload" in capsys.readouterr().err
+
+
+def test_paper_runs_the_tables_without_the_sweep(tmp_path: Path) -> None:
+    args = ["paper", "--seeds", "2", "--sweep-seeds", "0", "--definition", "power"]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    with (tmp_path / "paper.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(row["snr"], row["filter"]) for row in rows} == {
+        (snr, name)
+        for snr in ("0.5", "0.8", "1.0", "5.0", "10.0")
+        for name in ("raw", "moving_average", "tvd", "ekf")
+    }
+    assert (
+        "steadyscale paper --seeds 2 --sweep-seeds 0 --definition power"
+        in (tmp_path / "paper.md").read_text()
+    )
+    assert not (tmp_path / "sweep.csv").exists()
+
+
+def test_paper_refuses_a_single_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["paper", "--seeds", "1", "--out", str(tmp_path)]) == 2
+    assert "--seeds=1" in capsys.readouterr().err

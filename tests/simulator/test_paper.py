@@ -96,7 +96,7 @@ def test_paper_writes_report_and_figures(small_paper: dict[str, Path]) -> None:
 
 def test_paired_table_subtracts_seed_by_seed() -> None:
     ma, tvd = (config_label(PAPER_FILTERS[n]) for n in ("moving_average", "tvd"))
-    spec, guards = RECOMMENDED["clean (SNR >= 5)"]
+    spec, guards = RECOMMENDED["SNR ≥ 5"]
     mine = config_label(spec, guards)
     rows = []
     # Seeds differ a lot (workloads differ); the paired differences are exactly -10 and -5.
