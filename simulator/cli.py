@@ -5,14 +5,21 @@
 * ``steadyscale simulate`` scales one workload (or trace) at one noise level with one or more
   filters and writes the timeline, the scaling metrics of each filter and a plot.
 * ``steadyscale paper`` runs the paper's experiment over many seeds, and the parameter sweep
-  beyond it, and writes tables (markdown, CSV) and figures (``simulator.paper``).
+  beyond it, on Spark, and writes tables (markdown, CSV) and figures (``simulator.paper``).
+* ``steadyscale sweep`` runs any grid of workloads × SNRs × filters × guards × seeds on Spark,
+  resumably, and aggregates it there (``simulator.sweep``).
+* ``steadyscale trace`` turns event records into a volume trace with a Spark job
+  (``simulator.events``).
+
+``paper``, ``sweep`` and ``trace`` take ``--master`` (any Spark master URL, ``local[*]`` by
+default) and need Java 17 or newer; without it they stop with a message that says so.
 
 Every command is a subparser added by an ``_add_<command>`` function, with a ``run`` function
 that returns the exit status.
 
-Progress: ``paper`` always shows a progress bar on stderr (its runs take minutes). ``simulate``
-draws a progress bar per filter on stderr when stderr is a terminal (tqdm's own rule), and
-nothing otherwise, so that logs and pipes stay clean.
+Progress: ``paper`` and ``sweep`` show Spark's progress bar on stderr, ``sweep`` also a line per
+batch. ``simulate`` draws a progress bar per filter on stderr when stderr is a terminal (tqdm's
+own rule), and nothing otherwise, so that logs and pipes stay clean.
 """
 
 from __future__ import annotations
@@ -34,11 +41,14 @@ from tqdm import tqdm
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy, make_guard
 from simulator.engine import SimulationResult, simulate
-from simulator.experiment import noise_seed
+from simulator.events import events_to_volume, write_trace
+from simulator.experiment import Cell, noise_seed
 from simulator.noise import DEFINITIONS, add_noise, noise_std
 from simulator.paper import DEFINITIONS as PAPER_DEFINITIONS
 from simulator.paper import run_paper
 from simulator.plots import plot_filtered, plot_timeline
+from simulator.spark import SparkUnavailable, collect_rows, run_cells_spark, spark_session
+from simulator.sweep import expand_guard_sets, expand_spec, grid_cells, run_sweep
 from simulator.workloads import WORKLOADS, make_workload, paper_workload, read_trace
 
 DEFAULT_DURATION = 1500.0
@@ -81,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, SparkUnavailable) as error:
         print(f"steadyscale {args.command}: error: {error}", file=sys.stderr)
         return 2
 
@@ -94,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_denoise(commands)
     _add_simulate(commands)
     _add_paper(commands)
+    _add_sweep(commands)
+    _add_trace(commands)
     return parser
 
 
@@ -134,6 +146,7 @@ def _add_paper(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="SNR definition, repeatable (default: power and amplitude)",
     )
     paper.add_argument("--out", default="out/paper", metavar="DIR", help="default: %(default)s")
+    _add_master_option(paper)
     paper.set_defaults(run=_paper)
 
 
@@ -145,15 +158,167 @@ def _paper(args: argparse.Namespace) -> int:
         )
     command = f"steadyscale paper --seeds {args.seeds} --sweep-seeds {args.sweep_seeds}"
     command += "".join(f" --definition {d}" for d in args.definition or ())
+    spark = spark_session(args.master)
+
+    def runner(cells: Sequence[Cell]) -> list[dict[str, Any]]:
+        results = run_cells_spark(spark, cells)
+        rows = collect_rows(results)
+        results.unpersist()
+        return rows
+
     paths = run_paper(
         Path(args.out),
         seeds=range(1, args.seeds + 1),
         sweep_seeds=range(1, args.sweep_seeds + 1),
         definitions=args.definition or PAPER_DEFINITIONS,
+        runner=runner,
         command=command,
     )
     for path in paths.values():
         print(f"wrote {path}")
+    return 0
+
+
+def _add_master_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--master",
+        default="local[*]",
+        metavar="URL",
+        help="Spark master URL: local[*] (default), local[N], local-cluster[N,cores,MB], "
+        "spark://host:port, k8s://..., yarn",
+    )
+
+
+# --- sweep ---------------------------------------------------------------------------------
+
+
+def _add_sweep(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sweep = commands.add_parser(
+        "sweep",
+        help="run a grid of simulations on Spark: workloads x SNRs x filters x guards x seeds",
+        description=(
+            "Run every combination of workloads, SNRs, SNR definitions, filter settings, guard "
+            "sets and seeds as Spark jobs, then aggregate in Spark. Filter and guard specs take "
+            "grids: tvd:lam_per_sigma=5|10|20 is three settings; a guard set joins guards with + "
+            "(hysteresis:band=0.01+cooldown:down=60), none is no guard. Writes DIR/sweep.csv "
+            "(one row per cell), DIR/cells.parquet, DIR/summary.csv, DIR/pareto.csv, "
+            "DIR/sweep.md and Pareto plots. A rerun into the same DIR skips the cells done."
+        ),
+    )
+    sweep.add_argument("--workloads", default="paper", help="comma-separated (%(default)s)")
+    sweep.add_argument("--snr", default="0.5,0.8,1,5,10", help="comma-separated SNRs (%(default)s)")
+    sweep.add_argument(
+        "--definition", default="power", help="comma-separated SNR definitions (%(default)s)"
+    )
+    sweep.add_argument(
+        "--filters",
+        nargs="+",
+        default=["raw", "moving_average:w=60", "tvd", "ekf"],
+        metavar="SPEC",
+        help="filter specs with grids (default: the paper's four)",
+    )
+    sweep.add_argument(
+        "--guards", nargs="+", default=["none"], metavar="SET", help="guard sets (none)"
+    )
+    sweep.add_argument("--seeds", type=int, default=10, help="seeds 1..N per cell (%(default)s)")
+    sweep.add_argument("--duration", type=float, default=DEFAULT_DURATION, help="s (1500)")
+    sweep.add_argument("--capacity", type=float, default=50.0, help="tuples/s per operator (50)")
+    sweep.add_argument("--out", default="out/sweep", metavar="DIR", help="default: %(default)s")
+    _add_master_option(sweep)
+    sweep.set_defaults(run=_sweep)
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    if args.seeds < 1:
+        raise ValueError(f"--seeds={args.seeds} is not allowed: it must be an integer >= 1")
+    snrs = [_parse_number("--snr", text) for text in _split(args.snr)]
+    for snr in snrs:
+        if not snr > 0:
+            raise ValueError(f"--snr {snr:g} is not allowed: an SNR must be > 0 (inf: no noise)")
+    definitions = _split(args.definition)
+    for definition in definitions:
+        if definition not in DEFINITIONS:
+            raise ValueError(
+                f"--definition {definition!r} is not allowed: use {', '.join(DEFINITIONS)}"
+            )
+    workloads = _split(args.workloads)
+    for workload in workloads:
+        if workload not in WORKLOADS or workload == "trace":
+            raise ValueError(
+                f"--workloads {workload!r} is not allowed: use "
+                + ", ".join(name for name in sorted(WORKLOADS) if name != "trace")
+            )
+    filters = [spec for text in args.filters for spec in expand_spec(text)]
+    guard_sets = [guards for text in args.guards for guards in expand_guard_sets(text)]
+    # Build one of each before starting Spark, so that a bad spec fails in a second.
+    for spec in filters:
+        make_filter(spec)
+    for guards in guard_sets:
+        for guard in guards:
+            make_guard(guard)
+    cells = grid_cells(
+        workloads=workloads,
+        snrs=snrs,
+        definitions=definitions,
+        filters=filters,
+        guard_sets=guard_sets,
+        seeds=range(1, args.seeds + 1),
+        duration=args.duration,
+        capacity=args.capacity,
+    )
+    run_sweep(cells, Path(args.out), spark_session(args.master))
+    print(f"wrote {Path(args.out) / 'sweep.csv'} ({len(cells)} cells), summary.csv, pareto.csv, "
+          "sweep.md and Pareto plots")  # fmt: skip
+    return 0
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _parse_number(option: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{option} {text!r} is not a number") from None
+
+
+# --- trace ---------------------------------------------------------------------------------
+
+
+def _add_trace(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    trace = commands.add_parser(
+        "trace",
+        help="turn event records (CSV or Parquet, one row per event) into a volume trace",
+        description=(
+            "A Spark job: count the events per time bucket of --step seconds and write the "
+            "timestamp,value CSV (events per second) that simulate --trace replays."
+        ),
+    )
+    trace.add_argument("--input", required=True, metavar="PATH", help="file, directory or glob")
+    trace.add_argument("--timestamp-column", required=True, metavar="NAME")
+    trace.add_argument("--step", type=float, default=1.0, help="bucket seconds (%(default)s)")
+    trace.add_argument("--format", choices=("csv", "parquet"), help="default: from the path")
+    trace.add_argument(
+        "--unit", choices=("s", "ms"), default="s", help="numeric timestamps: seconds or ms"
+    )
+    trace.add_argument("--out", required=True, metavar="FILE", help="the CSV to write")
+    _add_master_option(trace)
+    trace.set_defaults(run=_trace)
+
+
+def _trace(args: argparse.Namespace) -> int:
+    spark = spark_session(args.master)
+    volume = events_to_volume(
+        spark,
+        args.input,
+        args.timestamp_column,
+        step=args.step,
+        input_format=args.format,
+        unit=args.unit,
+    )
+    rows = write_trace(volume, args.out)
+    print(f"wrote {args.out} ({rows} buckets of {args.step:g} s)")
     return 0
 
 

@@ -233,6 +233,24 @@ def pareto_front(
     return front
 
 
+def config_label(spec: Mapping[str, Any], guards: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A short readable label: ``tvd lam_per_sigma=10 + hysteresis band=0.05``.
+
+    >>> config_label({"name": "ewma", "alpha": 0.1}, [{"name": "cooldown", "down": 60.0}])
+    'ewma alpha=0.1 + cooldown down=60'
+    """
+    return " + ".join(_label(part) for part in (spec, *guards))
+
+
+def _label(spec: Mapping[str, Any]) -> str:
+    params = " ".join(
+        f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+        for key, value in spec.items()
+        if key != "name"
+    )
+    return f"{spec['name']} {params}".strip()
+
+
 def _half_width(values: np.ndarray, confidence: float) -> float:
     if values.size < 2:
         return 0.0

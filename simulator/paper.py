@@ -35,6 +35,7 @@ from simulator.experiment import (
     METRICS,
     ROW_COLUMNS,
     Cell,
+    config_label,
     noise_seed,
     pareto_front,
     run_cells,
@@ -110,24 +111,6 @@ def sweep_cells(
     ]
 
 
-def config_label(spec: Mapping[str, Any], guards: Sequence[Mapping[str, Any]] = ()) -> str:
-    """A short readable label: ``tvd lam_per_sigma=10 + hysteresis band=0.05``.
-
-    >>> config_label({"name": "ewma", "alpha": 0.1}, [{"name": "cooldown", "down": 60.0}])
-    'ewma alpha=0.1 + cooldown down=60'
-    """
-    return " + ".join(_label(part) for part in (spec, *guards))
-
-
-def _label(spec: Mapping[str, Any]) -> str:
-    params = " ".join(
-        f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
-        for key, value in spec.items()
-        if key != "name"
-    )
-    return f"{spec['name']} {params}".strip()
-
-
 def run_paper(
     out: Path,
     seeds: Sequence[int],
@@ -154,9 +137,9 @@ def run_paper(
     if sweep_seeds:
         sweep_rows = run(sweep_cells(sweep_seeds, definitions, snrs))
         sweep_summary = summarize(sweep_rows, by=_GROUPS, metrics=_SUMMARY_METRICS)
-        paths["sweep_runs"] = _write_csv(out / "sweep_runs.csv", sweep_rows, ROW_COLUMNS)
+        paths["sweep_runs"] = _write_csv(out / "paper_sweep_runs.csv", sweep_rows, ROW_COLUMNS)
         paths["sweep"] = _write_csv(
-            out / "sweep.csv", sweep_summary, _summary_columns(sweep_summary)
+            out / "paper_sweep.csv", sweep_summary, _summary_columns(sweep_summary)
         )
         for definition in definitions:
             paths[f"pareto_{definition}"] = plot_pareto(

@@ -292,7 +292,7 @@ def test_paper_runs_the_tables_without_the_sweep(tmp_path: Path) -> None:
         "steadyscale paper --seeds 2 --sweep-seeds 0 --definition power"
         in (tmp_path / "paper.md").read_text()
     )
-    assert not (tmp_path / "sweep.csv").exists()
+    assert not (tmp_path / "paper_sweep.csv").exists()
 
 
 def test_paper_refuses_a_single_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,305 @@
+"""Grids of cells on Spark, and their aggregation, with the same results as the serial code.
+
+``run_cells_spark`` maps a grid of ``simulator.experiment.Cell`` over a Spark job and returns a
+DataFrame with one row per cell: a ``cell`` column (the cell's index in the grid) and the columns
+of ``simulator.experiment.ROW_COLUMNS``. ``collect_rows`` brings it back as the list of dicts that
+``run_cells`` returns, equal value for value and type for type::
+
+    spark = spark_session("local[*]")            # or local-cluster[2,1,1024], spark://host:7077
+    rows = run_cells_spark(spark, cells)
+    assert collect_rows(rows) == run_cells(cells)
+
+The aggregations run in Spark, so they scale with the grid, and each equals its serial
+counterpart of ``simulator.experiment``: ``summarize_spark`` (``summarize``), ``pareto_spark``
+(``pareto_front`` per group) and ``rank_by_cost`` (the cheapest configuration first).
+
+Spark runs on the JVM: PySpark 4 needs Java 17 or newer (``require_java``). Python workers run
+this interpreter, so that they import the same ``filters``, ``scaling``, ``simulator`` and
+filterpy as the driver.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+from pyspark.sql.window import WindowSpec
+from scipy import stats
+
+from simulator.experiment import METRICS, ROW_COLUMNS, Cell, CostModel, run_cell
+
+_STRING_COLUMNS = ("config", "filter", "filter_spec", "guards", "workload", "definition")
+_LONG_COLUMNS = ("seed", "s_up", "s_down", "s_total")
+
+
+def _column_type(name: str) -> DataType:
+    if name in _STRING_COLUMNS:
+        return StringType()
+    if name in _LONG_COLUMNS:
+        return LongType()
+    return DoubleType()
+
+
+ROW_SCHEMA = StructType(
+    [
+        StructField("cell", IntegerType(), nullable=False),
+        *(StructField(name, _column_type(name), nullable=False) for name in ROW_COLUMNS),
+    ]
+)
+"""Schema of ``run_cells_spark``: ``cell`` (int), then ``ROW_COLUMNS`` as string, long or double."""
+
+_INSTALL_JAVA = (
+    "PySpark 4 needs Java 17 or newer. Install OpenJDK 17 "
+    "(e.g. `apt install openjdk-17-jre-headless`) or set JAVA_HOME to a Java 17+ installation."
+)
+T = TypeVar("T")
+
+
+class SparkUnavailable(RuntimeError):
+    """Spark cannot start here (no Java, or one too old); the message says how to fix it."""
+
+
+def require_java(minimum: int = 17) -> int:
+    """The major version of the Java that Spark will start, if it is at least ``minimum``.
+
+    Looks where Spark's launcher looks: ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set, else
+    ``java`` on ``PATH``. Raises ``SparkUnavailable`` when there is none, when it does not run,
+    or when it is older than ``minimum``.
+
+    >>> require_java() >= 17
+    True
+    """
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        java = os.path.join(java_home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            raise SparkUnavailable(
+                f"JAVA_HOME={java_home}, but {java} is not an executable file. " + _INSTALL_JAVA
+            )
+    else:
+        found = shutil.which("java")
+        if found is None:
+            path = os.environ.get("PATH", "")
+            raise SparkUnavailable(
+                f"java was not found: JAVA_HOME is not set and no java is on PATH={path!r}. "
+                + _INSTALL_JAVA
+            )
+        java = found
+    try:
+        completed = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SparkUnavailable(
+            f"`{java} -version` did not run ({error}). " + _INSTALL_JAVA
+        ) from error
+    output = completed.stderr + completed.stdout
+    version = _java_major(output)
+    if version is None:
+        raise SparkUnavailable(
+            f"`{java} -version` printed no version ({output.strip()!r}). " + _INSTALL_JAVA
+        )
+    if version < minimum:
+        raise SparkUnavailable(
+            f"{java} is Java {version}, older than Java {minimum}. " + _INSTALL_JAVA
+        )
+    return version
+
+
+def _java_major(output: str) -> int | None:
+    """The major version in the output of ``java -version`` (``1.x`` is Java ``x``).
+
+    >>> [_java_major(f'openjdk version "{v}"') for v in ("17.0.15", "1.8.0_392", "21", "22-ea")]
+    [17, 8, 21, 22]
+    """
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', output)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2)) if major == 1 and match.group(2) else major
+
+
+def spark_session(master: str = "local[*]", app_name: str = "steadyscale") -> SparkSession:
+    """A Spark session on ``master`` (any master URL), the running one if there is one.
+
+    Python workers run this interpreter (``PYSPARK_PYTHON``, ``spark.pyspark.python``): the
+    system Python would not import filterpy or this package. Logs at WARN, no web UI, a console
+    progress bar, 8 shuffle partitions (aggregated grids are small). ``local`` and
+    ``local-cluster`` masters bind to the loopback address: nothing leaves the machine.
+    ``getOrCreate`` returns a running session as it is, whatever its master: stop it first to
+    change master.
+    """
+    require_java()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.pyspark.driver.python", sys.executable)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "true")
+        .config("spark.sql.shuffle.partitions", "8")
+    )
+    if master.startswith("local"):
+        builder = builder.config("spark.driver.host", "127.0.0.1").config(
+            "spark.driver.bindAddress", "127.0.0.1"
+        )
+    session: SparkSession = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session
+
+
+def run_cells_spark(
+    spark: SparkSession,
+    cells: Sequence[Cell],
+    cost_model: CostModel | None = None,
+    tasks: int | None = None,
+) -> DataFrame:
+    """Run ``cells`` on Spark: a DataFrame of their rows (schema ``ROW_SCHEMA``), cached.
+
+    One Spark task runs a chunk of cells (one task per cell would spend more on scheduling
+    than on simulating): ``tasks`` chunks, by default four per core
+    (``4 * defaultParallelism``), never more than there are cells. Chunk ``k`` gets cells
+    ``k, k + tasks, k + 2 tasks, ...``: a grid lists the cells of one filter together, and
+    filters differ in cost (EKF takes about four times as long as the others), so dealing them
+    out balances the tasks. The cells run at the first action; the DataFrame is cached, so
+    later aggregations do not run them again (``unpersist()`` it when done).
+    """
+    if tasks is not None and tasks < 1:
+        raise ValueError(f"tasks must be a positive number of Spark tasks, got {tasks!r}")
+    if not cells:
+        return spark.createDataFrame([], ROW_SCHEMA)
+    context = spark.sparkContext
+    chunks = _interleave(list(enumerate(cells)), tasks or 4 * context.defaultParallelism)
+    rows = context.parallelize(chunks, len(chunks)).flatMap(
+        partial(_run_chunk, cost_model=cost_model)
+    )
+    return spark.createDataFrame(rows, ROW_SCHEMA).cache()
+
+
+def _interleave(items: Sequence[T], count: int) -> list[list[T]]:
+    """``items`` dealt into at most ``count`` non-empty chunks: item ``i`` to chunk ``i % count``.
+
+    >>> _interleave(list(range(7)), 3)
+    [[0, 3, 6], [1, 4], [2, 5]]
+    >>> _interleave([0, 1], 4)
+    [[0], [1]]
+    """
+    count = min(count, len(items))
+    return [list(items[start::count]) for start in range(count)]
+
+
+def _run_chunk(
+    chunk: Iterable[tuple[int, Cell]], cost_model: CostModel | None
+) -> Iterator[tuple[Any, ...]]:
+    convert = [_python_type(field.dataType) for field in ROW_SCHEMA.fields[1:]]
+    for index, cell in chunk:
+        row = run_cell(cell, cost_model)
+        values = (to(row[name]) for to, name in zip(convert, ROW_COLUMNS, strict=True))
+        yield (index, *values)
+
+
+def _python_type(data_type: DataType) -> Callable[[Any], Any]:
+    if isinstance(data_type, StringType):
+        return str
+    return int if isinstance(data_type, LongType) else float
+
+
+def collect_rows(rows: DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``run_cells_spark`` as ``run_cells`` returns them: in cell order, no ``cell``.
+
+    Spark's long columns come back as ``int`` and its double columns as ``float``, the types of
+    ``run_cell``'s values, so the lists compare equal.
+    """
+    collected = sorted(rows.collect(), key=lambda row: row["cell"])
+    return [
+        {name: value for name, value in row.asDict().items() if name != "cell"} for row in collected
+    ]
+
+
+def summarize_spark(
+    rows: DataFrame,
+    by: Sequence[str] = ("definition", "snr", "config"),
+    metrics: Sequence[str] = METRICS,
+    confidence: float = 0.95,
+) -> DataFrame:
+    """``simulator.experiment.summarize`` in Spark: the same columns and values.
+
+    Per group of ``by``: ``n``, the mean of each metric ``m`` under ``m`` and the half-width of
+    its confidence interval under ``m_ci``, ``t_{(1+confidence)/2, n-1} * s / sqrt(n)`` with
+    ``s`` the sample standard deviation (0 for a group of one row). Groups come in first-seen
+    order (by their first ``cell``) when ``rows`` has a ``cell`` column, else sorted by ``by``.
+    """
+    aggregates = [F.count(F.lit(1)).alias("n")]
+    for metric in metrics:
+        aggregates.append(F.avg(metric).alias(metric))
+        aggregates.append(F.stddev_samp(metric).alias(f"{metric}_sd"))
+    ordered = "cell" in rows.columns
+    if ordered:
+        aggregates.append(F.min("cell").alias("first_cell"))
+    quantile = F.udf(partial(_t_quantile, confidence=confidence), DoubleType(), useArrow=False)
+    grouped = rows.groupBy(*by).agg(*aggregates).withColumn("t_quantile", quantile("n"))
+    columns: list[Column | str] = [*by, "n"]
+    for metric in metrics:
+        half_width = F.col("t_quantile") * F.col(f"{metric}_sd") / F.sqrt("n")
+        columns.append(metric)
+        columns.append(F.when(F.col("n") > 1, half_width).otherwise(0.0).alias(f"{metric}_ci"))
+    if ordered:
+        return grouped.orderBy("first_cell").select(*columns)
+    return grouped.select(*columns).orderBy(*by)
+
+
+def _t_quantile(n: int, confidence: float) -> float:
+    """Student's ``t`` quantile of ``(1 + confidence) / 2`` with ``n - 1`` degrees of freedom."""
+    return float(stats.t.ppf((1.0 + confidence) / 2.0, n - 1)) if n > 1 else 0.0
+
+
+def pareto_spark(
+    summary: DataFrame, by: Sequence[str], x: str = "s_total", y: str = "p_total_trend"
+) -> DataFrame:
+    """The rows of each ``by`` group on its Pareto front: ``pareto_front`` per group, in Spark.
+
+    Within a group ordered by ``(x, y)``, a row is kept when its ``y`` is below every ``y``
+    before it. Rows tied on both ``x`` and ``y`` keep one, the first by the remaining columns
+    (``pareto_front`` keeps the first in its input order). Sorted by ``by``, then ``x``.
+    """
+    rest = [name for name in summary.columns if name not in {x, y, *by}]
+    before = _window(by, x, y, *rest).rowsBetween(Window.unboundedPreceding, -1)
+    best = F.min(y).over(before)
+    return (
+        summary.withColumn("best_before", best)
+        .where(F.col("best_before").isNull() | (F.col(y) < F.col("best_before")))
+        .drop("best_before")
+        .orderBy(*by, x, y)
+    )
+
+
+def rank_by_cost(summary: DataFrame, by: Sequence[str], metric: str = "cost") -> DataFrame:
+    """``summary`` with a ``rank`` column per ``by`` group: 1 is the lowest ``metric``.
+
+    Ties share a rank and the next rank skips (1, 1, 3): the rank is one more than the number of
+    rows of the group that are strictly cheaper. Sorted by ``by``, then ``rank``.
+    """
+    return summary.withColumn("rank", F.rank().over(_window(by, metric))).orderBy(*by, "rank")
+
+
+def _window(by: Sequence[str], *order: str) -> WindowSpec:
+    return Window.partitionBy(*by).orderBy(*order)

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from simulator.spark import spark_session
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    """A local[2] session, shared: modules after the first get the running one back.
+
+    Not stopped at the end of a module (starting Spark takes seconds); a module that needs
+    another master stops it, and the next module using this fixture starts a new one.
+    """
+    yield spark_session("local[2]", app_name="steadyscale-tests")
