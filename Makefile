@@ -10,6 +10,7 @@ run: $(VENV)/.installed-run
 	$(BIN)/steadyscale denoise --out out/denoise
 
 test: $(VENV)/.installed-test
+	$(BIN)/python -m simulator.spark  # PySpark needs Java 17: say so plainly if it is missing
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -20,6 +20,7 @@ filterpy as the driver.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -70,6 +71,10 @@ _INSTALL_JAVA = (
     "(e.g. `apt install openjdk-17-jre-headless`) or set JAVA_HOME to a Java 17+ installation."
 )
 T = TypeVar("T")
+
+
+# About 2 s of simulation per task: scheduling a task costs milliseconds, and progress shows.
+CELLS_PER_TASK = 100
 
 
 class SparkUnavailable(RuntimeError):
@@ -177,7 +182,8 @@ def run_cells_spark(
 
     One Spark task runs a chunk of cells (one task per cell would spend more on scheduling
     than on simulating): ``tasks`` chunks, by default four per core
-    (``4 * defaultParallelism``), never more than there are cells. Chunk ``k`` gets cells
+    (``4 * defaultParallelism``) or one per ``CELLS_PER_TASK`` cells if that is more, so that
+    Spark's progress bar moves on long grids; never more chunks than cells. Chunk ``k`` gets cells
     ``k, k + tasks, k + 2 tasks, ...``: a grid lists the cells of one filter together, and
     filters differ in cost (EKF takes about four times as long as the others), so dealing them
     out balances the tasks. The cells run at the first action; the DataFrame is cached, so
@@ -188,7 +194,8 @@ def run_cells_spark(
     if not cells:
         return spark.createDataFrame([], ROW_SCHEMA)
     context = spark.sparkContext
-    chunks = _interleave(list(enumerate(cells)), tasks or 4 * context.defaultParallelism)
+    default = max(4 * context.defaultParallelism, math.ceil(len(cells) / CELLS_PER_TASK))
+    chunks = _interleave(list(enumerate(cells)), tasks or default)
     rows = context.parallelize(chunks, len(chunks)).flatMap(
         partial(_run_chunk, cost_model=cost_model)
     )
@@ -303,3 +310,11 @@ def rank_by_cost(summary: DataFrame, by: Sequence[str], metric: str = "cost") ->
 
 def _window(by: Sequence[str], *order: str) -> WindowSpec:
     return Window.partitionBy(*by).orderBy(*order)
+
+
+if __name__ == "__main__":
+    # `python -m simulator.spark`: the Java check the Makefile runs before the tests.
+    try:
+        print(f"Java {require_java()} found: Spark can start")  # noqa: T201
+    except SparkUnavailable as problem:
+        raise SystemExit(f"steadyscale: {problem}") from None
