@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from simulator.cli import main
+from simulator.workloads import read_trace
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -298,3 +299,31 @@ def test_paper_runs_the_tables_without_the_sweep(tmp_path: Path) -> None:
 def test_paper_refuses_a_single_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["paper", "--seeds", "1", "--out", str(tmp_path)]) == 2
     assert "--seeds=1" in capsys.readouterr().err
+
+
+def test_trace_turns_event_records_into_a_replayable_volume_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 3 events in second 0, none in second 1, 2 in second 2 (unsorted), one every 0.5 s after.
+    events = ["2014-07-01 00:00:00.1", "2014-07-01 00:00:02.5", "2014-07-01 00:00:00.7",
+              "2014-07-01 00:00:00.9", "2014-07-01 00:00:02.0"]  # fmt: skip
+    source = tmp_path / "events.csv"
+    source.write_text("at,user\n" + "".join(f"{stamp},u{i}\n" for i, stamp in enumerate(events)))
+    out = tmp_path / "trace.csv"
+    args = ["trace", "--input", str(source), "--timestamp-column", "at", "--out", str(out)]
+    assert main([*args, "--master", "local[2]"]) == 0
+    seconds, values = read_trace(out)
+    assert seconds.tolist() == [0.0, 1.0, 2.0] and values.tolist() == [3.0, 0.0, 2.0]
+    assert "3 buckets" in capsys.readouterr().out
+    assert main([*args[:-3], "when", "--out", str(out)]) == 2
+    assert "when" in capsys.readouterr().err
+
+
+def test_spark_commands_without_java_say_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
+    assert main(["sweep", "--seeds", "2", "--out", str(tmp_path / "sweep")]) == 2
+    error = capsys.readouterr().err
+    assert "steadyscale sweep: error:" in error and "Java 17" in error
+    assert "openjdk-17" in error and "Traceback" not in error
