@@ -7,7 +7,7 @@ BIN = $(VENV)/bin
 .PHONY: run test
 
 run: $(VENV)/.installed-run
-	$(BIN)/steadyscale denoise --out out/denoise
+	$(BIN)/steadyscale serve --data-dir data
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m simulator.spark  # PySpark needs Java 17: say so plainly if it is missing

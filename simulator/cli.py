@@ -1,5 +1,6 @@
 """The ``steadyscale`` command line.
 
+* ``steadyscale serve`` runs the decision service (``service.app``) under uvicorn.
 * ``steadyscale denoise`` runs denoisers over a volume series (a CSV file, or the paper workload
   with noise) and writes the filtered series, a plot and a summary.
 * ``steadyscale simulate`` scales one workload (or trace) at one noise level with one or more
@@ -101,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="steadyscale", description="Denoise stream input volume before threshold scaling."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_serve(commands)
     _add_denoise(commands)
     _add_simulate(commands)
     _add_paper(commands)
@@ -116,6 +118,40 @@ def _add_filter_option(command: argparse.ArgumentParser, defaults: str) -> None:
         metavar="SPEC",
         help=f"repeatable: NAME, NAME:KEY=VALUE,KEY=VALUE or a JSON object; default: {defaults}",
     )
+
+
+# --- serve ---------------------------------------------------------------------------------
+
+
+def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="run the decision service (HTTP API, SQLite file in --data-dir)",
+        description=(
+            "Run the decision service: POST volume samples per stream, get scaling decisions. "
+            "Settings come from STEADYSCALE_* environment variables (see service/settings.py); "
+            "the options below override them."
+        ),
+    )
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default 8000)")
+    serve.add_argument("--data-dir", metavar="DIR", help="where the SQLite file lives (data)")
+    serve.add_argument("--log-level", default="info", help="uvicorn's log level (%(default)s)")
+    serve.set_defaults(run=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from service.app import create_app
+    from service.settings import Settings
+
+    given = {"host": args.host, "port": args.port, "data_dir": args.data_dir}
+    settings = Settings(**{key: value for key, value in given.items() if value is not None})
+    uvicorn.run(
+        create_app(settings), host=settings.host, port=settings.port, log_level=args.log_level
+    )
+    return 0
 
 
 # --- paper ---------------------------------------------------------------------------------
@@ -667,3 +703,7 @@ def _write_columns(path: Path, columns: Mapping[str, Sequence[Any]]) -> None:
         writer = csv.writer(file)
         writer.writerow(columns)
         writer.writerows(zip(*columns.values(), strict=True))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

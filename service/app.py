@@ -1,0 +1,224 @@
+"""The FastAPI app: settings, storage, metrics, the error body and the routes, wired together.
+
+``create_app(settings)`` builds the app; its ``lifespan`` opens the storage when the server
+starts and closes it when it stops. ``steadyscale serve`` runs it, as does
+``uvicorn --factory service.app:create_app`` (settings from ``STEADYSCALE_*``).
+
+The settings come from one dependency, ``service.settings.get_settings``: the settings given to
+``create_app``, else ``Settings()`` from the environment. Tests can override it
+(``app.dependency_overrides[get_settings]``, with a function of no arguments, before the app
+starts): the lifespan then opens the storage of the settings it returns, and the token check
+and the body limit follow them too. (``create_app`` itself does not use
+``dependency_overrides``: while any is set, FastAPI analyses every dependency's signature again
+on every request.)
+
+When the setting ``tokens`` has any, every path but ``/healthz`` needs one
+(``TokenMiddleware``).
+
+Routes and dependencies are ``async``: FastAPI runs plain functions in its thread pool, and a hop
+there and back costs more than a small request's own work. Calls that touch the database go
+to the thread pool, except small sample batches (``StreamService.post_samples_async``).
+
+Every error answers a ``service.models.Problem``: status, reason phrase, one sentence, and each
+field at fault with the value received and what is allowed; 409 also names the sample.
+"""
+
+from __future__ import annotations
+
+import hmac
+import importlib.metadata
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.metrics import Metrics, RequestMetricsMiddleware
+from service.models import STREAM_ID_ALLOWED, FieldError, Problem
+from service.routes import api, probes
+from service.settings import Settings, get_settings
+from service.storage import Storage
+from service.streams import INLINE_BATCH, ServiceError, StreamService
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The steadyscale service; ``settings`` default to ``Settings()`` from the environment."""
+    metrics = Metrics()
+    app = FastAPI(
+        title="steadyscale",
+        summary="Denoised input volume in, scaling decisions out.",
+        version=importlib.metadata.version("steadyscale"),
+        lifespan=lifespan,
+    )
+    app.state.metrics = metrics
+    app.state.settings = Settings() if settings is None else settings
+    # The last added runs first: metrics see every request, tokens are checked before the body
+    # is read.
+    app.add_middleware(BodyLimitMiddleware)
+    app.add_middleware(TokenMiddleware)
+    app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _internal_error)
+    app.include_router(probes)
+    app.include_router(api)
+    return app
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+    """Open the storage and the streams on start-up; close the storage on shutdown."""
+    settings: Settings = app.state.settings
+    override: Callable[[], Settings | Awaitable[Settings]] | None
+    override = app.dependency_overrides.get(get_settings)
+    if override is not None:
+        given = override()
+        settings = await given if inspect.isawaitable(given) else given
+    metrics: Metrics = app.state.metrics
+    storage = Storage(settings.database, fsync=settings.fsync)
+    try:
+        streams = StreamService(
+            storage,
+            retention=settings.retention,
+            max_batch=settings.max_batch,
+            # A flush per commit is too long to wait for on the event loop.
+            inline_batch=0 if settings.fsync else INLINE_BATCH,
+            metrics=metrics,
+        )
+        yield {"settings": settings, "streams": streams, "metrics": metrics}
+    finally:
+        storage.close()
+
+
+class TokenMiddleware:
+    """401 unless the request carries ``Authorization: Bearer <token>`` with one of the
+    setting ``tokens``, when it has any. ``/healthz`` is always open.
+
+    A middleware rather than a dependency, so that it covers every path (the OpenAPI document
+    and the docs included) and costs next to nothing when there are no tokens.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        tokens: list[str] = (
+            scope["state"]["settings"].tokens
+            if scope["type"] == "http" and scope["path"] != "/healthz"
+            else []
+        )
+        if tokens:
+            header = Headers(scope=scope).get("authorization")
+            scheme, _, token = (header or "").partition(" ")
+            given = token.strip().encode() if scheme.lower() == "bearer" else b""
+            if not any(hmac.compare_digest(given, known.encode()) for known in tokens):
+                problem = "is missing" if header is None else "has no valid bearer token"
+                message = f"the Authorization header {problem}"
+                allowed = "'Bearer <token>' with one of the service's tokens"
+                error = ServiceError(
+                    401,
+                    message,
+                    [FieldError.of("Authorization", None, allowed, message)],
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await _problem_response(error)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyLimitMiddleware:
+    """413 for a request body above the setting ``max_body_bytes``: at once when its
+    Content-Length says so, otherwise as soon as the bytes received pass the limit."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit: int = scope["state"]["settings"].max_body_bytes
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            response = _problem_response(_body_too_large(int(declared), limit))
+            await response(scope, receive, send)
+            return
+        received = 0
+
+        async def receive_within_limit() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > limit:
+                # An HTTPException: FastAPI lets it out of body parsing, to _http_error.
+                raise _body_too_large(received, limit)
+            return message
+
+        await self.app(scope, receive_within_limit, send)
+
+
+def _body_too_large(size: int, limit: int) -> ServiceError:
+    """413; ``size`` is the body's Content-Length, or the bytes received so far."""
+    allowed = f"at most {limit} bytes (setting max_body_bytes)"
+    message = f"the request body is larger than {limit} bytes (setting max_body_bytes)"
+    return ServiceError(413, message, [FieldError.of("body", size, allowed, message)])
+
+
+async def _http_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, HTTPException)
+    return _problem_response(error)
+
+
+async def _validation_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    errors = [_field_error(detail) for detail in error.errors()]
+    summary = "; ".join(field.message for field in errors[:3])
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return _problem_response(ServiceError(422, summary + more, errors))
+
+
+async def _internal_error(request: Request, error: Exception) -> JSONResponse:
+    # Starlette logs the exception (it re-raises it to the server once this response is sent).
+    return _problem_response(ServiceError(500, "internal error; the server log has the details"))
+
+
+def _problem_response(error: HTTPException) -> JSONResponse:
+    if isinstance(error, ServiceError):
+        detail, errors, sample = error.message, error.errors, error.sample
+    else:
+        detail, errors, sample = str(error.detail), [], None
+    problem = Problem(
+        status=error.status_code,
+        error=HTTPStatus(error.status_code).phrase,
+        detail=detail,
+        errors=errors,
+        sample=sample,
+    )
+    return JSONResponse(problem.model_dump(mode="json"), error.status_code, error.headers)
+
+
+def _field_error(detail: dict[str, Any]) -> FieldError:
+    """One of pydantic's validation errors as a ``FieldError`` naming the field."""
+    where, *path = detail["loc"]
+    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
+    field = field.lstrip(".") or where
+    kind = detail["type"]
+    if kind == "missing":
+        return FieldError.of(field, None, "required", f"{field} is missing; it is required")
+    if kind == "json_invalid":
+        message = f"the body is not valid JSON: {detail['ctx']['error']} at character {path[0]}"
+        return FieldError.of("body", None, "a JSON document", message)
+    if kind == "value_error":
+        allowed = str(detail["ctx"]["error"])
+    elif where == "path" and field == "stream_id":
+        allowed = f"stream_id must be {STREAM_ID_ALLOWED}"
+    else:
+        allowed = detail["msg"]
+    return FieldError.of(field, detail.get("input"), allowed)

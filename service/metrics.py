@@ -1,0 +1,138 @@
+"""Prometheus metrics of one app: per stream what it decided, per route how requests went.
+
+Series (``stream`` is the stream id; ``route`` the route template, e.g.
+``/v1/streams/{stream_id}/samples``, or ``unmatched``)::
+
+    steadyscale_filtered_volume{stream}                  filtered volume of the last decision
+    steadyscale_desired_operators{stream}                operators the last decision asks for
+    steadyscale_scaling_operations_total{stream,direction}   decisions that scaled up / down
+    steadyscale_http_requests_total{method,route,status}
+    steadyscale_http_request_duration_seconds{method,route,status}   histogram
+
+The gauges are restored from storage when the app starts; the counters count from then on.
+
+>>> from scaling import Decision
+>>> metrics = Metrics()
+>>> metrics.decided("orders", [Decision(0.0, 120.0, 118.5, 1, 3, "up", "filtered 118.5 ...")])
+>>> [line for line in metrics.render().decode().splitlines() if 'stream="orders"' in line][:2]
+['steadyscale_filtered_volume{stream="orders"} 118.5', \
+'steadyscale_desired_operators{stream="orders"} 3.0']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from scaling import Decision
+
+_DIRECTIONS = ("up", "down")
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class Metrics:
+    """The metrics of one app, in a registry of its own (``registry``)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self._filtered = Gauge(
+            "steadyscale_filtered_volume",
+            "Filtered input volume at the stream's last decision, tuples/s.",
+            ["stream"],
+            registry=self.registry,
+        )
+        self._operators = Gauge(
+            "steadyscale_desired_operators",
+            "Operators the stream's last decision asks for.",
+            ["stream"],
+            registry=self.registry,
+        )
+        self._scalings = Counter(
+            "steadyscale_scaling_operations",
+            "Decisions that changed the stream's operator count, by direction.",
+            ["stream", "direction"],
+            registry=self.registry,
+        )
+        self._requests = Counter(
+            "steadyscale_http_requests",
+            "HTTP requests answered, by method, route template and status.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self._latency = Histogram(
+            "steadyscale_http_request_duration_seconds",
+            "Time to answer HTTP requests, by method, route template and status.",
+            ["method", "route", "status"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+
+    def restore(self, stream_ids: Iterable[str], latest: Mapping[str, Decision]) -> None:
+        """Start every stream's series: zero counters, gauges from its ``latest`` decision."""
+        for stream_id in stream_ids:
+            self.created(stream_id)
+            if stream_id in latest:
+                self.decided(stream_id, [latest[stream_id]])
+
+    def created(self, stream_id: str) -> None:
+        """Start the stream's counters at zero, so their series exist before any scaling."""
+        for direction in _DIRECTIONS:
+            self._scalings.labels(stream_id, direction)
+
+    def decided(self, stream_id: str, decisions: Sequence[Decision]) -> None:
+        """Count the scaling operations among ``decisions``; set the gauges to the last one."""
+        last = decisions[-1]
+        self._filtered.labels(stream_id).set(last.filtered)
+        self._operators.labels(stream_id).set(last.operators)
+        for direction in _DIRECTIONS:
+            count = sum(decision.action == direction for decision in decisions)
+            if count:
+                self._scalings.labels(stream_id, direction).inc(count)
+
+    def forget(self, stream_id: str) -> None:
+        """Remove the stream's series (it was deleted or replaced)."""
+        self._filtered.remove(stream_id)
+        self._operators.remove(stream_id)
+        for direction in _DIRECTIONS:
+            self._scalings.remove(stream_id, direction)
+
+    def answered(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one HTTP request and its duration."""
+        labels = (method, route, str(status))
+        self._requests.labels(*labels).inc()
+        self._latency.labels(*labels).observe(seconds)
+
+    def render(self) -> bytes:
+        """Every series in the Prometheus text format."""
+        return generate_latest(self.registry)
+
+
+class RequestMetricsMiddleware:
+    """ASGI middleware timing each HTTP request into ``metrics``, by route template."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            # The router puts the matched route in the scope; unmatched paths share one label.
+            route = getattr(scope.get("route"), "path", "unmatched")
+            self.metrics.answered(scope["method"], route, status, time.perf_counter() - start)

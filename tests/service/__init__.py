@@ -1,0 +1,1 @@
+"""Tests of the decision service: storage, streams and the HTTP API."""
