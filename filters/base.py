@@ -36,6 +36,10 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+# Constructor parameter names per class: inspect.signature costs ~10 µs, and the service asks
+# for specs and states on every batch.
+_PARAMETERS: dict[type, tuple[str, ...]] = {}
+
 
 class Configurable:
     """Hyperparameters in, ``spec`` out; learned state exported and loaded mechanically.
@@ -50,7 +54,11 @@ class Configurable:
     @classmethod
     def parameters(cls) -> list[str]:
         """Names of the hyperparameters, in constructor order."""
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        names = _PARAMETERS.get(cls)
+        if names is None:
+            signature = inspect.signature(cls.__init__)
+            names = _PARAMETERS[cls] = tuple(p for p in signature.parameters if p != "self")
+        return list(names)
 
     @property
     def spec(self) -> dict[str, Any]:
