@@ -44,6 +44,7 @@ from simulator.experiment import (
 from simulator.noise import add_noise, noise_std
 from simulator.plots import plot_timeline
 from simulator.report import DEFINITIONS_TEXT, cut, markdown_table, metric_table, plot_pareto
+from simulator.sweep import grid_cells
 from simulator.workloads import paper_workload
 
 Runner = Callable[[Sequence[Cell]], list[dict[str, Any]]]
@@ -93,22 +94,14 @@ def sweep_cells(
     seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
 ) -> list[Cell]:
     """Every filter setting of ``SWEEP_FILTERS`` with every guard set of ``SWEEP_GUARDS``."""
-    return [
-        Cell(
-            config=config_label(spec, guards),
-            filter_spec=spec,
-            guards=guards,
-            seed=seed,
-            snr=snr,
-            definition=definition,
-        )
-        for definition in definitions
-        for snr in snrs
-        for family in SWEEP_FILTERS.values()
-        for spec in family
-        for guards in SWEEP_GUARDS.values()
-        for seed in seeds
-    ]
+    return grid_cells(
+        workloads=["paper"],
+        snrs=snrs,
+        definitions=definitions,
+        filters=[spec for family in SWEEP_FILTERS.values() for spec in family],
+        guard_sets=list(SWEEP_GUARDS.values()),
+        seeds=seeds,
+    )
 
 
 def run_paper(
