@@ -49,7 +49,7 @@ class ScalerPolicy:
         interval: float = 1.0,
     ) -> None:
         filter_spec = {"name": filter} if isinstance(filter, str) else dict(filter)
-        self._spec = {
+        self._spec: dict[str, Any] = {
             "filter": filter_spec,
             "policy": {
                 "capacity": capacity,
