@@ -26,7 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -141,15 +141,19 @@ def _java_major(output: str) -> int | None:
     return int(match.group(2)) if major == 1 and match.group(2) else major
 
 
-def spark_session(master: str = "local[*]", app_name: str = "steadyscale") -> SparkSession:
+def spark_session(
+    master: str = "local[*]",
+    app_name: str = "steadyscale",
+    config: Mapping[str, str] | None = None,
+) -> SparkSession:
     """A Spark session on ``master`` (any master URL), the running one if there is one.
 
     Python workers run this interpreter (``PYSPARK_PYTHON``, ``spark.pyspark.python``): the
     system Python would not import filterpy or this package. Logs at WARN, no web UI, a console
     progress bar, 8 shuffle partitions (aggregated grids are small). ``local`` and
     ``local-cluster`` masters bind to the loopback address: nothing leaves the machine.
-    ``getOrCreate`` returns a running session as it is, whatever its master: stop it first to
-    change master.
+    ``config`` adds or overrides settings. ``getOrCreate`` returns a running session as it
+    is, whatever its master and settings: stop it first to change them.
     """
     require_java()
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -167,6 +171,8 @@ def spark_session(master: str = "local[*]", app_name: str = "steadyscale") -> Sp
         builder = builder.config("spark.driver.host", "127.0.0.1").config(
             "spark.driver.bindAddress", "127.0.0.1"
         )
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
     session: SparkSession = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session

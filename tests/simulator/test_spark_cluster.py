@@ -5,16 +5,14 @@ Its own module: one process has one SparkContext, so the shared local session is
 
 from __future__ import annotations
 
-import shutil
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from simulator.experiment import Cell, run_cells
-from simulator.spark import collect_rows, run_cells_spark, spark_session
+from simulator.spark import collect_rows, run_cells_spark
+from tests.spark_cluster import local_cluster, wait_for
 
 CELLS = [
     Cell(config=spec["name"], filter_spec=spec, seed=seed, snr=1.0, duration=300.0)
@@ -25,22 +23,8 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[SparkSession]:
-    running = SparkSession.getActiveSession()
-    if running is not None:
-        running.stop()
-    session = spark_session("local-cluster[2,1,1024]", app_name="steadyscale-cluster-test")
-    context = session.sparkContext
-    # The workers keep each executor's logs under $SPARK_HOME/work/<application id>: there is
-    # no setting for local-cluster workers, so remove them afterwards.
-    logs = Path(context._jvm.System.getenv("SPARK_HOME")) / "work"
-    application = context.applicationId
-    try:
+    with local_cluster("local-cluster[2,1,1024]", "steadyscale-cluster-test") as session:
         yield session
-    finally:
-        session.stop()
-        shutil.rmtree(logs / application, ignore_errors=True)
-        if logs.is_dir() and not any(logs.iterdir()):
-            logs.rmdir()
 
 
 def _executors(session: SparkSession) -> int:
@@ -49,8 +33,5 @@ def _executors(session: SparkSession) -> int:
 
 
 def test_two_executor_jvms_give_the_serial_rows(cluster: SparkSession) -> None:
-    deadline = time.monotonic() + 60.0
-    while _executors(cluster) < 2 and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert _executors(cluster) == 2
+    assert wait_for(lambda: _executors(cluster) == 2, timeout=60.0)
     assert collect_rows(run_cells_spark(cluster, CELLS, tasks=2)) == run_cells(CELLS)

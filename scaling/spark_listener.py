@@ -1,0 +1,313 @@
+"""Autoscale a Spark Structured Streaming job: progress events in, executor targets out.
+
+``ScalingListener`` is a ``StreamingQueryListener``. Each progress event of the query it follows
+becomes one volume sample, ``(t, volume)`` = (the trigger's start time in epoch seconds, its
+``inputRowsPerSecond``); an idle event (no new data, Spark >= 3.5) is a sample of 0. A
+``Decider`` turns samples into an executor count and an ``Executors`` object applies it:
+
+* ``LocalDecider``: a ``Scaler`` in the driver;
+* ``ServiceDecider``: a steadyscale service, which keeps the stream's state (and its decision
+  history) across driver restarts; samples are posted in batches and retried until
+  acknowledged, which the service makes safe (a resent sample is a duplicate, never applied
+  twice).
+
+The listener callback only puts the sample on a queue: a worker thread decides and resizes, so
+a slow cluster manager or service never holds up Spark's listener bus. When the worker falls
+behind, it decides on every queued sample (the filter needs them all) and resizes once, to
+the last decision.
+
+Two lines attach it to a job (``autoscale`` builds the adaptor, the decider and the listener,
+and registers it)::
+
+    from scaling.spark_listener import autoscale
+    listener = autoscale(spark, {"filter": {"name": "tvd"},
+                                 "policy": {"capacity": 5000.0, "max_operators": 8}})
+
+The policy's ``capacity`` is the input rows per second one executor handles; its operator
+bounds are the executor bounds.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+import httpx
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming.listener import StreamingQueryListener
+
+from scaling.decision import Decision
+from scaling.executors import Executors
+from scaling.scaler import Scaler
+
+logger = logging.getLogger(__name__)
+
+Sample = tuple[float, float]  # (t in seconds, volume in rows/s)
+
+
+class RetryLater(Exception):
+    """The decider could not answer now; the same samples may be sent again later."""
+
+
+class Decider(Protocol):
+    """Samples in, in increasing ``t``; the executor count wanted after the last one out."""
+
+    def decide(self, samples: Sequence[Sample]) -> int: ...
+
+
+class LocalDecider:
+    """Decisions from a ``Scaler`` running in this process; ``last`` is its last ``Decision``."""
+
+    def __init__(self, scaler: Scaler) -> None:
+        self.scaler = scaler
+        self.last: Decision | None = None
+
+    def decide(self, samples: Sequence[Sample]) -> int:
+        for t, volume in samples:
+            self.last = self.scaler.observe(volume, t)
+        return self.scaler.operators
+
+
+class ServiceDecider:
+    """Decisions from a steadyscale service: ``POST {url}/v1/streams/{stream}/samples``.
+
+    The stream must exist (``PUT /v1/streams/{stream}``, or ``spec`` here: it is created with
+    that spec on the first call if the service does not know it). A network error, a timeout or
+    a 5xx answer raises ``RetryLater``: the listener keeps the samples and sends them again with
+    the next ones. Any other refusal raises ``ValueError`` with the service's explanation.
+
+    Parameters
+    ----------
+    url
+        The service's base URL, e.g. ``http://steadyscale:8000``.
+    stream
+        The stream's id.
+    token
+        Bearer token, if the service requires one.
+    spec, operators
+        Scaler spec (``{"filter": ..., "policy": ..., "guards": [...]}``) and initial count to
+        create the stream with when it does not exist.
+    client
+        The ``httpx.Client`` to use (tests pass one bound to an in-process app).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        stream: str,
+        token: str | None = None,
+        spec: Mapping[str, Any] | None = None,
+        operators: int = 1,
+        timeout: float = 10.0,
+        client: httpx.Client | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.client = client or httpx.Client(base_url=url, timeout=timeout)
+        self.client.headers.update(headers)
+        self.path = f"/v1/streams/{stream}"
+        self.spec = None if spec is None else {**spec, "operators": operators}
+
+    def decide(self, samples: Sequence[Sample]) -> int:
+        body = {"samples": [{"t": t, "volume": volume} for t, volume in samples]}
+        response = self._send("POST", f"{self.path}/samples", body)
+        if response.status_code == 404 and self.spec is not None:
+            created = self._send("PUT", self.path, self.spec)
+            if created.status_code not in (200, 201):
+                raise ValueError(f"the service refused the stream's spec: {created.text}")
+            response = self._send("POST", f"{self.path}/samples", body)
+        if response.status_code != 200:
+            raise ValueError(f"the service refused the samples: {response.text}")
+        return int(response.json()["operators"])
+
+    def _send(self, method: str, path: str, body: Mapping[str, Any]) -> httpx.Response:
+        try:
+            response = self.client.request(method, path, json=body)
+        except httpx.HTTPError as error:
+            raise RetryLater(f"{method} {path}: {error!r}") from error
+        if response.status_code >= 500:
+            raise RetryLater(f"{method} {path}: {response.status_code} {response.text}")
+        return response
+
+
+class ScalingListener(StreamingQueryListener):
+    """Feeds one streaming query's progress to ``decider`` and applies its decisions.
+
+    Parameters
+    ----------
+    decider
+        ``LocalDecider`` or ``ServiceDecider`` (or anything with ``decide(samples) -> int``).
+    executors
+        Where decisions are applied: ``SparkExecutorAdaptor`` (or a fake in tests).
+    query
+        Name or id of the query to follow; ``None`` follows the first query that reports
+        progress and ignores the others (one executor pool, one volume series).
+    max_pending
+        Samples kept while the decider asks to retry later; beyond that the oldest are dropped.
+
+    Attributes ``target`` (the last count applied, ``None`` before any), ``targets`` (the
+    last 1,000 applied, as ``(t of the deciding sample, count)``), ``samples`` (samples decided
+    on) and ``errors`` (the last error messages) tell what it did; ``close()`` stops the worker.
+    """
+
+    def __init__(
+        self,
+        decider: Decider,
+        executors: Executors,
+        query: str | None = None,
+        max_pending: int = 10_000,
+    ) -> None:
+        self.decider = decider
+        self.executors = executors
+        self.query = query
+        self.target: int | None = None
+        self.targets: deque[tuple[float, int]] = deque(maxlen=1000)
+        self.samples = 0
+        self.errors: deque[str] = deque(maxlen=20)
+        self._followed: str | None = None
+        self._last_t: float | None = None
+        self._queue: queue.Queue[Sample | None] = queue.Queue()
+        self._pending: deque[Sample] = deque(maxlen=max_pending)
+        self._offered = self._handled = 0
+        self._progress = threading.Condition()
+        self._worker = threading.Thread(target=self._run, name="steadyscale-scaler", daemon=True)
+        self._worker.start()
+
+    # Callbacks of Spark's listener bus: no waiting in here.
+    def onQueryStarted(self, event: Any) -> None:
+        pass
+
+    def onQueryProgress(self, event: Any) -> None:
+        progress = event.progress
+        rate = progress.inputRowsPerSecond
+        self._offer(str(progress.id), progress.name, progress.timestamp, rate)
+
+    def onQueryIdle(self, event: Any) -> None:
+        self._offer(str(event.id), None, event.timestamp, 0.0)
+
+    def onQueryTerminated(self, event: Any) -> None:
+        pass
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until every sample offered so far is decided and applied; False on timeout."""
+        with self._progress:
+            offered = self._offered
+            return self._progress.wait_for(lambda: self._handled >= offered, timeout)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the worker after it has handled the samples already offered."""
+        self._queue.put(None)
+        self._worker.join(timeout)
+
+    def _offer(self, query_id: str, name: str | None, timestamp: str, volume: float) -> None:
+        if not self._follows(query_id, name):
+            return
+        t = datetime.fromisoformat(timestamp).timestamp()
+        if volume is None or not math.isfinite(volume) or volume < 0:
+            return  # the first trigger has no rate yet
+        if self._last_t is not None and t <= self._last_t:
+            return  # an idle event in the same millisecond as a progress event
+        self._last_t = t
+        with self._progress:
+            self._offered += 1
+        self._queue.put((t, float(volume)))
+
+    def _follows(self, query_id: str, name: str | None) -> bool:
+        if self.query is not None:
+            return self.query in (query_id, name)
+        if self._followed is None:
+            self._followed = query_id
+            logger.info("following streaming query %s (%s)", query_id, name)
+        return query_id == self._followed
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            items = [item]
+            while not self._queue.empty():
+                items.append(self._queue.get_nowait())
+            samples = [sample for sample in items if sample is not None]
+            self._pending.extend(samples)
+            if self._pending:
+                self._step()
+            with self._progress:
+                self._handled += len(samples)
+                self._progress.notify_all()
+            if None in items:
+                return
+
+    def _step(self) -> None:
+        batch = list(self._pending)
+        try:
+            wanted = self.decider.decide(batch)
+        except RetryLater as error:
+            self._error(f"decision deferred, {len(batch)} samples kept: {error}")
+            return
+        except ValueError as error:
+            self._pending.clear()
+            self._error(f"{len(batch)} samples dropped: {error}")
+            return
+        self._pending.clear()
+        self.samples += len(batch)
+        if wanted == self.target:
+            return
+        try:
+            self.target = self.executors.resize(wanted)
+        except Exception as error:  # the next decision tries again
+            self._error(f"resize to {wanted} failed: {error}")
+            return
+        self.targets.append((batch[-1][0], self.target))
+        logger.info("executors: target %s (from %s samples)", self.target, len(batch))
+
+    def _error(self, message: str) -> None:
+        self.errors.append(message)
+        logger.warning(message)
+
+
+def autoscale(
+    spark: SparkSession,
+    scaler: Scaler | Mapping[str, Any] | None = None,
+    *,
+    service: str | None = None,
+    stream: str | None = None,
+    token: str | None = None,
+    min_executors: int = 1,
+    max_executors: int | None = None,
+    query: str | None = None,
+) -> ScalingListener:
+    """Attach steadyscale to the streaming queries of ``spark``; returns the listener.
+
+    Local mode: ``scaler`` is a ``Scaler`` or its spec (built starting from the executors
+    running now); executor bounds come from its policy's ``min_operators`` / ``max_operators``.
+    Remote mode: ``service`` (URL) and ``stream`` (id); ``scaler`` may then be a spec to create
+    the stream with; bounds from ``min_executors`` / ``max_executors``.
+    """
+    from scaling.spark import SparkExecutorAdaptor
+
+    decider: Decider
+    if service is not None:
+        if stream is None:
+            raise ValueError("stream=None is not allowed with service=...: give the stream's id")
+        if isinstance(scaler, Scaler):
+            scaler = scaler.spec
+        adaptor = SparkExecutorAdaptor(spark, min_executors, max_executors)
+        decider = ServiceDecider(service, stream, token, scaler, operators=adaptor.current())
+    else:
+        if scaler is None:
+            raise ValueError("scaler=None is not allowed: give a Scaler or its spec, or service=")
+        spec = scaler.spec if isinstance(scaler, Scaler) else scaler
+        policy = spec["policy"]
+        adaptor = SparkExecutorAdaptor(
+            spark, policy.get("min_operators", 1), policy.get("max_operators")
+        )
+        if not isinstance(scaler, Scaler):
+            scaler = Scaler.from_spec(dict(scaler), operators=adaptor.current())
+        decider = LocalDecider(scaler)
+    listener = ScalingListener(decider, adaptor, query)
+    spark.streams.addListener(listener)
+    return listener

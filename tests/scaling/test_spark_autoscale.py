@@ -1,0 +1,105 @@
+"""End to end on a real cluster: a streaming query's volume changes, its executors follow.
+
+``local-cluster[3,1,1024]`` is a standalone master with three one-core workers in this machine,
+each executor its own JVM. The query reads ``steadyscale-volume`` at a rate the test sets
+through a control file and writes Parquet; ``ScalingListener`` turns its progress into samples,
+a Scaler decides (capacity 100 rows/s per executor, 1 to 3 executors) and the adaptor resizes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from filters import make_filter
+from scaling import Scaler, ThresholdPolicy
+from scaling.spark import SparkExecutorAdaptor
+from scaling.spark_listener import LocalDecider, ScalingListener
+from simulator.stream_source import VolumeSource
+from tests.spark_cluster import local_cluster, wait_for
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[SparkSession]:
+    with local_cluster("local-cluster[3,1,1024]", "steadyscale-autoscale-test") as session:
+        yield session
+
+
+def _set_rate(control: Path, rate: float) -> None:
+    staged = control.with_suffix(".tmp")
+    staged.write_text(f"{rate}\n", encoding="utf-8")
+    os.replace(staged, control)  # the source never reads a half-written file
+
+
+def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
+    cluster: SparkSession, tmp_path: Path
+) -> None:
+    adaptor = SparkExecutorAdaptor(cluster, min_executors=1, max_executors=3)
+    assert wait_for(lambda: adaptor.current() == 3, timeout=60.0)  # local-cluster starts 3
+    assert adaptor.resize(1) == 1
+    assert wait_for(lambda: adaptor.current() == 1, timeout=30.0)
+
+    control = tmp_path / "rate"
+    _set_rate(control, 50.0)
+    policy = ThresholdPolicy(capacity=100.0, min_operators=1, max_operators=3)
+    # A median of 3 triggers: one late trigger (a doubled rate for a second) moves nothing.
+    scaler = Scaler(make_filter("moving_median", w=3), policy, operators=1)
+    listener = ScalingListener(LocalDecider(scaler), adaptor, query="volume")
+    cluster.streams.addListener(listener)
+    cluster.dataSource.register(VolumeSource)
+    output = tmp_path / "rows"
+    query = (
+        cluster.readStream.format("steadyscale-volume")
+        .option("control", str(control))
+        .load()
+        .writeStream.queryName("volume")
+        .format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    try:
+        assert wait_for(lambda: listener.samples >= 5, timeout=60.0), listener.errors
+        assert listener.target in (None, 1) and adaptor.current() == 1
+
+        _set_rate(control, 250.0)  # needs ceil(250 / 100) = 3 executors
+        assert wait_for(lambda: adaptor.current() == 3, timeout=90.0), list(listener.errors)
+        assert listener.target == 3
+
+        _set_rate(control, 50.0)
+        assert wait_for(lambda: adaptor.current() == 1, timeout=60.0), list(listener.errors)
+        assert listener.target == 1
+        assert wait_for(lambda: (query.lastProgress or {}).get("batchId", 0) > 0, 10.0)
+        assert query.isActive and query.exception() is None
+    finally:
+        query.stop()
+        cluster.streams.removeListener(listener)
+        listener.close()
+
+    assert not listener.errors
+    counts = [count for _, count in listener.targets]
+    peak = counts.index(3)  # up to 3, then down to 1, each way without turning back
+    assert counts[0] == 1 and counts[-1] == 1
+    assert counts[: peak + 1] == sorted(counts[: peak + 1])
+    assert counts[peak:] == sorted(counts[peak:], reverse=True)
+    end = query.lastProgress["sources"][0]["endOffset"]
+    committed = int(end if isinstance(end, int) else json.loads(end)["rows"])
+    written = (
+        cluster.read.parquet(str(output))
+        .agg(
+            F.count("id").alias("rows"),
+            F.countDistinct("id").alias("ids"),
+            F.max("id").alias("top"),
+        )
+        .first()
+    )
+    assert committed > 0
+    assert written["rows"] == written["ids"] == committed  # every id once
+    assert written["top"] == committed - 1  # ids 0 .. committed - 1: none missing
