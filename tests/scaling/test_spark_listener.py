@@ -1,0 +1,255 @@
+"""The listener without Spark: progress events built by hand, executors in memory."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from filters import make_filter
+from scaling import Scaler, ThresholdPolicy
+from scaling.executors import InMemoryExecutors
+from scaling.spark_listener import (
+    LocalDecider,
+    RetryLater,
+    Sample,
+    ScalingListener,
+    ServiceDecider,
+)
+from service.app import create_app
+from service.settings import Settings
+
+SPEC: dict[str, Any] = {
+    "filter": {"name": "moving_median", "w": 5},
+    "policy": {"capacity": 100.0, "min_operators": 1, "max_operators": 6},
+    "guards": [{"name": "cooldown", "down": 20.0}],
+}
+START = 1_795_000_000.0  # epoch seconds
+
+
+def stamp(t: float) -> str:
+    """A progress event's timestamp, as Spark writes it."""
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def progress(t: float, rate: float, query: str = "q-1", name: str | None = "orders") -> Any:
+    return SimpleNamespace(
+        progress=SimpleNamespace(id=query, name=name, timestamp=stamp(t), inputRowsPerSecond=rate)
+    )
+
+
+def volumes(n: int = 120, seed: int = 3) -> list[float]:
+    rng = np.random.default_rng(seed)
+    trend = np.repeat([150.0, 450.0, 250.0], n // 3 + 1)[:n]
+    return np.clip(trend + rng.normal(0.0, 40.0, n), 0.0, None).round(3).tolist()
+
+
+def reference(rates: Sequence[float]) -> list[int]:
+    """The counts a plain Scaler decides on the same samples."""
+    scaler = Scaler.from_spec(SPEC, operators=1)
+    return [scaler.observe(rate, START + i).operators for i, rate in enumerate(rates)]
+
+
+@pytest.fixture
+def listener() -> Iterator[ScalingListener]:
+    executors = InMemoryExecutors(current=1, max_executors=6)
+    listener = ScalingListener(LocalDecider(Scaler.from_spec(SPEC, operators=1)), executors)
+    yield listener
+    listener.close()
+
+
+def test_each_progress_event_is_a_sample_and_executors_follow_the_scaler(
+    listener: ScalingListener,
+) -> None:
+    rates = volumes()
+    for i, rate in enumerate(rates):
+        listener.onQueryProgress(progress(START + i, rate))
+        assert listener.wait_idle(5.0)  # one at a time: every decision is applied
+    expected = reference(rates)
+    assert listener.samples == len(rates)
+    assert listener.executors.current() == expected[-1]
+    changes = [count for i, count in enumerate(expected) if i == 0 or count != expected[i - 1]]
+    assert [count for _, count in listener.targets] == changes
+    assert listener.executors.history == changes  # type: ignore[attr-defined]
+
+
+def test_a_slow_resize_never_holds_up_the_callback_and_the_backlog_is_decided_in_one_go() -> None:
+    executors = InMemoryExecutors(current=1, max_executors=6, latency=1.0)
+    decider = LocalDecider(Scaler.from_spec(SPEC, operators=1))
+    listener = ScalingListener(decider, executors)
+    rates = volumes()
+    started = time.perf_counter()
+    for i, rate in enumerate(rates):
+        listener.onQueryProgress(progress(START + i, rate))
+    callbacks = time.perf_counter() - started
+    assert listener.wait_idle(30.0)
+    listener.close()
+    assert callbacks < 0.5  # 120 callbacks while resizes take a second each
+    assert listener.samples == len(rates)  # every sample went through the filter, in order
+    assert executors.current() == reference(rates)[-1]
+    assert len(executors.history) < 10  # far fewer resizes than samples
+
+
+def test_it_follows_one_query_and_skips_what_is_not_a_sample(listener: ScalingListener) -> None:
+    listener.onQueryProgress(progress(START, float("nan")))  # the first trigger has no rate
+    listener.onQueryProgress(progress(START + 1, 120.0))  # follows q-1 from here
+    listener.onQueryProgress(progress(START + 2, 900.0, query="q-2"))  # another query
+    listener.onQueryProgress(progress(START + 1, 130.0))  # not after the last sample
+    listener.onQueryIdle(SimpleNamespace(id="q-1", timestamp=stamp(START + 12)))  # no data: 0
+    assert listener.wait_idle(5.0)
+    decider = listener.decider
+    assert isinstance(decider, LocalDecider) and decider.last is not None
+    assert listener.samples == 2
+    assert (decider.last.t, decider.last.volume) == (START + 12, 0.0)
+
+
+def test_a_named_query_is_followed_by_name_or_id() -> None:
+    for wanted in ("orders", "q-2"):
+        decider = LocalDecider(Scaler(make_filter("raw"), ThresholdPolicy(capacity=100.0)))
+        listener = ScalingListener(decider, InMemoryExecutors(), query=wanted)
+        listener.onQueryProgress(progress(START, 500.0, query="q-1", name="clicks"))
+        listener.onQueryProgress(progress(START + 1, 300.0, query="q-2", name="orders"))
+        assert listener.wait_idle(5.0)
+        listener.close()
+        assert listener.samples == 1 and listener.target == 3
+
+
+class Flaky:
+    """A decider that asks to retry later ``failures`` times, then answers."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls: list[list[Sample]] = []
+
+    def decide(self, samples: Sequence[Sample]) -> int:
+        self.calls.append(list(samples))
+        if len(self.calls) <= self.failures:
+            raise RetryLater("the service is restarting")
+        return len(samples)
+
+
+def test_samples_are_kept_while_the_decider_asks_to_retry_later() -> None:
+    flaky = Flaky(failures=2)
+    listener = ScalingListener(flaky, InMemoryExecutors(max_executors=10))
+    for i in range(3):
+        listener.onQueryProgress(progress(START + i, 100.0))
+        assert listener.wait_idle(5.0)
+    listener.close()
+    assert [len(call) for call in flaky.calls] == [1, 2, 3]  # resent with the newer ones
+    assert listener.target == 3 and len(listener.errors) == 2
+    assert "2 samples kept" in listener.errors[-1]
+
+
+def test_a_failed_resize_is_reported_and_tried_again_at_the_next_decision() -> None:
+    class Broken(InMemoryExecutors):
+        fail = True
+
+        def resize(self, executors: int) -> int:
+            if self.fail:
+                self.fail = False
+                raise RuntimeError("the cluster manager is unreachable")
+            return super().resize(executors)
+
+    executors = Broken(max_executors=10)
+    decider = LocalDecider(Scaler(make_filter("raw"), ThresholdPolicy(capacity=100.0)))
+    listener = ScalingListener(decider, executors)
+    for i, rate in enumerate((300.0, 290.0)):  # both need 3
+        listener.onQueryProgress(progress(START + i, rate))
+        assert listener.wait_idle(5.0)
+    listener.close()
+    assert "resize to 3 failed: the cluster manager is unreachable" in listener.errors[0]
+    assert executors.history == [3] and listener.target == 3
+
+
+# Remote mode: a real service app in process (FastAPI's test client is an httpx.Client).
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        yield client
+
+
+def history(service: TestClient) -> list[dict[str, Any]]:
+    answer = service.get("/v1/streams/orders/history", params={"limit": 100_000})
+    return list(answer.json()["decisions"])
+
+
+def test_remote_mode_creates_the_stream_and_decides_as_a_local_scaler(
+    service: TestClient,
+) -> None:
+    decider = ServiceDecider("http://unused", "orders", spec=SPEC, operators=1, client=service)
+    executors = InMemoryExecutors(current=1, max_executors=6)
+    listener = ScalingListener(decider, executors)
+    rates = volumes()
+    for i, rate in enumerate(rates):
+        listener.onQueryProgress(progress(START + i, rate))
+    assert listener.wait_idle(30.0)
+    listener.close()
+    assert [d["operators"] for d in history(service)] == reference(rates)
+    assert executors.current() == reference(rates)[-1]
+
+
+def test_a_lost_answer_is_resent_and_never_applied_twice(service: TestClient) -> None:
+    lost = {"count": 0}
+
+    def forward(request: httpx.Request) -> httpx.Response:
+        answer = service.request(
+            request.method, request.url.path, content=request.content, headers=request.headers
+        )
+        if request.url.path.endswith("/samples") and lost["count"] < 2:
+            lost["count"] += 1  # applied by the service, answer lost on the way back
+            raise httpx.ReadTimeout("timed out", request=request)
+        return httpx.Response(answer.status_code, content=answer.content)
+
+    client = httpx.Client(base_url="http://steadyscale", transport=httpx.MockTransport(forward))
+    decider = ServiceDecider("http://steadyscale", "orders", spec=SPEC, client=client)
+    listener = ScalingListener(decider, InMemoryExecutors(max_executors=6))
+    rates = volumes(30)
+    for i, rate in enumerate(rates):
+        listener.onQueryProgress(progress(START + i, rate))
+        assert listener.wait_idle(5.0)
+    listener.close()
+    assert lost["count"] == 2 and len(listener.errors) == 2
+    assert [d["operators"] for d in history(service)] == reference(rates)
+
+
+def test_a_refusal_drops_the_samples_with_the_services_reason(service: TestClient) -> None:
+    decider = ServiceDecider("http://unused", "missing", client=service)  # no spec to create it
+    with pytest.raises(ValueError, match="refused the samples: .*missing"):
+        decider.decide([(START, 10.0)])
+    listener = ScalingListener(decider, InMemoryExecutors())
+    listener.onQueryProgress(progress(START, 10.0))
+    assert listener.wait_idle(5.0)
+    listener.close()
+    assert "1 samples dropped" in listener.errors[0] and listener.target is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [httpx.ConnectError("connection refused"), httpx.Response(503, text="storage down")],
+)
+def test_network_errors_and_5xx_ask_to_retry_later(answer: Any) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[no-any-return]
+
+    client = httpx.Client(base_url="http://x", transport=httpx.MockTransport(handler))
+    with pytest.raises(RetryLater):
+        ServiceDecider("http://x", "orders", client=client).decide([(START, 1.0)])
+
+
+def test_the_token_is_sent_as_a_bearer_header(tmp_path: Path) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path, tokens=["s3cret"]))) as client:
+        decider = ServiceDecider("http://unused", "orders", "s3cret", spec=SPEC, client=client)
+        assert decider.decide([(START, 250.0)]) == 3
+        assert client.get("/v1/streams/orders").status_code == 200
