@@ -2,8 +2,9 @@
 
 ``local-cluster[3,1,1024]`` is a standalone master with three one-core workers in this machine,
 each executor its own JVM. The query reads ``steadyscale-volume`` at a rate the test sets
-through a control file and writes Parquet; ``ScalingListener`` turns its progress into samples,
-a Scaler decides (capacity 100 rows/s per executor, 1 to 3 executors) and the adaptor resizes.
+through a control file and writes Parquet; ``autoscale`` attaches a ``ScalingListener``, which
+turns its progress into samples; a Scaler decides (capacity 100 rows/s per executor, 1 to 3
+executors) and the adaptor resizes.
 """
 
 from __future__ import annotations
@@ -17,10 +18,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from filters import make_filter
-from scaling import Scaler, ThresholdPolicy
 from scaling.spark import SparkExecutorAdaptor
-from scaling.spark_listener import LocalDecider, ScalingListener
+from scaling.spark_listener import autoscale
 from simulator.stream_source import VolumeSource
 from tests.spark_cluster import local_cluster, wait_for
 
@@ -40,18 +39,21 @@ def _set_rate(control: Path, rate: float) -> None:
 def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
     cluster: SparkSession, tmp_path: Path
 ) -> None:
-    adaptor = SparkExecutorAdaptor(cluster, min_executors=1, max_executors=3)
-    assert wait_for(lambda: adaptor.current() == 3, timeout=60.0)  # local-cluster starts 3
-    assert adaptor.resize(1) == 1
-    assert wait_for(lambda: adaptor.current() == 1, timeout=30.0)
+    start = SparkExecutorAdaptor(cluster, min_executors=1, max_executors=3)
+    assert wait_for(lambda: start.current() == 3, timeout=60.0)  # local-cluster starts 3
+    assert start.resize(5) == 3  # within the bounds
+    assert start.resize(1) == 1
+    assert wait_for(lambda: start.current() == 1, timeout=30.0)
 
     control = tmp_path / "rate"
     _set_rate(control, 50.0)
-    policy = ThresholdPolicy(capacity=100.0, min_operators=1, max_operators=3)
-    # A median of 3 triggers: one late trigger (a doubled rate for a second) moves nothing.
-    scaler = Scaler(make_filter("moving_median", w=3), policy, operators=1)
-    listener = ScalingListener(LocalDecider(scaler), adaptor, query="volume")
-    cluster.streams.addListener(listener)
+    spec = {
+        # A median of 3 triggers: one late trigger (a doubled rate for a second) moves nothing.
+        "filter": {"name": "moving_median", "w": 3},
+        "policy": {"capacity": 100.0, "min_operators": 1, "max_operators": 3},
+    }
+    listener = autoscale(cluster, spec, query="volume")  # what the README tells users
+    adaptor = listener.executors
     cluster.dataSource.register(VolumeSource)
     output = tmp_path / "rows"
     query = (
