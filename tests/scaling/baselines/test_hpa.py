@@ -1,0 +1,139 @@
+"""HpaPolicy against seed 002's HPA-CPU numbers and Kubernetes' documented behaviour."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from scaling.baselines import Observation, Policy, make_policy
+from scaling.baselines.hpa import HpaPolicy
+
+Observe = Callable[..., Observation]
+
+
+def test_thesis_example_ceil_of_n_times_cpu_over_target(observe: Observe) -> None:
+    # Seed 002 §5.3 (14): p = 10, cpu = 0.9, target 0.7 -> ceil(12.857) = 13.
+    assert HpaPolicy().decide(observe(operators=10, utilisation=0.9)) == 13
+
+
+def test_kubernetes_docs_doubling_and_halving(observe: Observe) -> None:
+    # Kubernetes docs: current 200m for a 100m target doubles the replicas, 50m halves them.
+    hpa = HpaPolicy(target=0.5, stabilization_window=0.0)
+    assert hpa.decide(observe(operators=10, utilisation=1.0)) == 20
+    assert hpa.decide(observe(t=15.0, operators=10, utilisation=0.25)) == 5
+
+
+@pytest.mark.parametrize(
+    ("utilisation", "wanted"),
+    [(0.75, 10), (0.65, 10), (0.7, 10), (0.78, 12), (0.62, 9), (0.35, 5)],
+)
+def test_no_change_within_the_tolerance(observe: Observe, utilisation: float, wanted: int) -> None:
+    # |u / 0.7 - 1| <= 0.1 keeps 10; outside it the ceiling applies (0.78 -> 11.14 -> 12).
+    hpa = HpaPolicy(stabilization_window=0.0)
+    assert hpa.decide(observe(operators=10, utilisation=utilisation)) == wanted
+
+
+def test_stabilisation_holds_a_scale_down_for_300_seconds(observe: Observe) -> None:
+    hpa = HpaPolicy()
+    assert hpa.decide(observe(t=0.0, operators=10, utilisation=0.9)) == 13
+    held = [hpa.decide(observe(t=t, operators=13, utilisation=0.3)) for t in range(15, 300, 15)]
+    assert held == [13] * len(held)
+    assert hpa.decide(observe(t=300.0, operators=13, utilisation=0.3)) == 6  # ceil(5.57)
+
+
+def test_stabilisation_goes_to_the_highest_recommendation_in_the_window(observe: Observe) -> None:
+    hpa = HpaPolicy()
+    hpa.decide(observe(t=0.0, operators=10, utilisation=0.9))  # recommends 13
+    hpa.decide(observe(t=100.0, operators=13, utilisation=0.45))  # recommends ceil(8.36) = 9
+    low = {"operators": 13, "utilisation": 0.3}  # recommends 6
+    assert hpa.decide(observe(t=299.0, **low)) == 13
+    assert hpa.decide(observe(t=300.0, **low)) == 9  # the 13 is 300 s old, the 9 is not
+    assert hpa.decide(observe(t=400.0, **low)) == 6
+
+
+def test_scale_up_is_immediate_inside_the_window(observe: Observe) -> None:
+    hpa = HpaPolicy()
+    assert hpa.decide(observe(t=0.0, operators=10, utilisation=0.9)) == 13
+    assert hpa.decide(observe(t=15.0, operators=13, utilisation=0.3)) == 13
+    assert hpa.decide(observe(t=30.0, operators=13, utilisation=1.0)) == 19  # ceil(18.57)
+
+
+def test_a_first_low_recommendation_has_nothing_to_wait_for(observe: Observe) -> None:
+    # The window holds recommendations, not the running count: as in Kubernetes, a fresh
+    # autoscaler scales down at once.
+    assert HpaPolicy().decide(observe(operators=10, utilisation=0.3)) == 5
+
+
+def test_rate_limit_is_the_larger_of_double_and_four_more_pods(observe: Observe) -> None:
+    saturated = {"utilisation": 1.0}
+    assert HpaPolicy(target=0.1).decide(observe(operators=2, **saturated)) == 6  # 2 + 4 > 2 * 2
+    assert HpaPolicy(target=0.1).decide(observe(operators=10, **saturated)) == 20  # 2 * 10
+
+
+def test_rate_limit_counts_changes_within_the_period(observe: Observe) -> None:
+    hpa = HpaPolicy(target=0.1, interval=5.0)
+    assert hpa.decide(observe(t=0.0, operators=2, utilisation=1.0)) == 6
+    # 5 s later the period still started at 2 replicas: no more room.
+    assert hpa.decide(observe(t=5.0, operators=6, utilisation=1.0)) == 6
+    assert hpa.decide(observe(t=15.0, operators=6, utilisation=1.0)) == 12
+
+
+def test_scale_down_rate_limit(observe: Observe) -> None:
+    hpa = HpaPolicy(stabilization_window=0.0, scale_down_percent=50.0)
+    assert hpa.decide(observe(operators=10, utilisation=0.05)) == 5
+
+
+def test_bounds(observe: Observe) -> None:
+    assert HpaPolicy(max_operators=12).decide(observe(operators=10, utilisation=0.9)) == 12
+    floor = HpaPolicy(min_operators=3, stabilization_window=0.0)
+    assert floor.decide(observe(operators=10, utilisation=0.01)) == 3
+
+
+def test_arrival_rate_metric_is_a_volume_threshold(observe: Observe) -> None:
+    hpa = HpaPolicy(target=50.0, metric="arrival_rate", stabilization_window=0.0)
+    assert hpa.decide(observe(operators=4, arrival_rate=312.4)) == 7
+    assert hpa.decide(observe(t=15.0, operators=7, arrival_rate=340.0)) == 7  # within tolerance
+    # From zero instances only the volume can say how many are needed.
+    idle = HpaPolicy(target=50.0, metric="arrival_rate", min_operators=0)
+    assert idle.decide(observe(operators=0, utilisation=0.0, arrival_rate=120.0)) == 3
+    assert HpaPolicy(min_operators=0).decide(observe(operators=0, utilisation=0.0)) == 0
+
+
+@pytest.mark.parametrize(
+    ("param", "value"),
+    [
+        ("target", 0.0),
+        ("metric", "cpu"),
+        ("tolerance", -0.1),
+        ("stabilization_window", -1.0),
+        ("scale_up_pods", 1.5),
+        ("scale_down_percent", 150.0),
+        ("rate_period", 0.0),
+        ("min_operators", -1),
+        ("interval", 0.0),
+    ],
+)
+def test_invalid_settings_name_the_field_and_value(param: str, value: object) -> None:
+    with pytest.raises(ValueError, match=rf"hpa: {param}={value!r} is not allowed"):
+        HpaPolicy(**{param: value})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"max_operators=2 is not allowed.*>= 3"):
+        HpaPolicy(min_operators=3, max_operators=2)
+
+
+def test_spec_round_trips_through_json_and_the_registry() -> None:
+    for policy in (HpaPolicy(), HpaPolicy(target=50.0, metric="arrival_rate", max_operators=9)):
+        spec = json.loads(json.dumps(policy.spec))
+        assert spec["name"] == "hpa"
+        assert make_policy(spec).spec == policy.spec
+    assert isinstance(make_policy("hpa"), Policy)
+
+
+def test_same_observations_give_the_same_decisions(observe: Observe) -> None:
+    seen = [
+        observe(t=15.0 * i, operators=10, utilisation=u)
+        for i, u in enumerate([0.9, 0.2, 0.95, 0.1, 0.5, 0.99, 0.3] * 5)
+    ]
+    first, second = HpaPolicy(), HpaPolicy()
+    assert [first.decide(o) for o in seen] == [second.decide(o) for o in seen]
