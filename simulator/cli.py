@@ -9,11 +9,15 @@
   beyond it, on Spark, and writes tables (markdown, CSV) and figures (``simulator.paper``).
 * ``steadyscale sweep`` runs any grid of workloads × SNRs × filters × guards × seeds on Spark,
   resumably, and aggregates it there (``simulator.sweep``).
+* ``steadyscale compare`` runs steadyscale and the seed systems' policies (HPA, DS2, Dhalion,
+  Varga, seed-000 rules, StreamCloud, ELYSIUM) on the queue model over workloads, noise levels
+  and seeds, on Spark (``simulator.compare``).
 * ``steadyscale trace`` turns event records into a volume trace with a Spark job
   (``simulator.events``).
 
-``paper``, ``sweep`` and ``trace`` take ``--master`` (any Spark master URL, ``local[*]`` by
-default) and need Java 17 or newer; without it they stop with a message that says so.
+``paper``, ``sweep``, ``compare`` and ``trace`` take ``--master`` (any Spark master URL,
+``local[*]`` by default) and need Java 17 or newer; without it they stop with a message that
+says so.
 
 Every command is a subparser added by an ``_add_<command>`` function, with a ``run`` function
 that returns the exit status.
@@ -41,6 +45,7 @@ from tqdm import tqdm
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy, make_guard
+from simulator.compare import SEED_002_WORKLOADS, baselines, compare_cells, run_compare
 from simulator.engine import SimulationResult, simulate
 from simulator.events import events_to_volume, write_trace
 from simulator.experiment import Cell, noise_seed
@@ -48,6 +53,7 @@ from simulator.noise import DEFINITIONS, add_noise, noise_std
 from simulator.paper import DEFINITIONS as PAPER_DEFINITIONS
 from simulator.paper import run_paper
 from simulator.plots import plot_filtered, plot_timeline
+from simulator.queue import QueueConfig
 from simulator.spark import SparkUnavailable, collect_rows, run_cells_spark, spark_session
 from simulator.sweep import expand_guard_sets, expand_spec, grid_cells, run_sweep
 from simulator.workloads import WORKLOADS, make_workload, paper_workload, read_trace
@@ -107,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_simulate(commands)
     _add_paper(commands)
     _add_sweep(commands)
+    _add_compare(commands)
     _add_trace(commands)
     return parser
 
@@ -305,6 +312,88 @@ def _sweep(args: argparse.Namespace) -> int:
     run_sweep(cells, Path(args.out), spark_session(args.master))
     print(f"wrote {Path(args.out) / 'sweep.csv'} ({len(cells)} cells), summary.csv, pareto.csv, "
           "sweep.md and Pareto plots")  # fmt: skip
+    return 0
+
+
+# --- compare -------------------------------------------------------------------------------
+
+
+def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="steadyscale against HPA, DS2, Dhalion, Varga, rules, StreamCloud, ELYSIUM",
+        description=(
+            "Run steadyscale's configurations and the baseline policies on the queue model "
+            "(capacity 50 tuples/s per instance, a pause after each scaling operation, backlog) "
+            "for every workload, trace, SNR and seed, on Spark. Writes DIR/compare.csv (one row "
+            "per run), DIR/summary.csv, DIR/compare.md and plots. A rerun into the same DIR "
+            "skips the runs done."
+        ),
+    )
+    compare.add_argument("--workloads", default="paper," + ",".join(SEED_002_WORKLOADS),
+                         help="comma-separated (%(default)s)")  # fmt: skip
+    compare.add_argument("--traces", nargs="*", default=[], metavar="CSV",
+                         help="timestamp,value traces replayed at one sample per second, "
+                         "scaled to 200-500 tuples/s")  # fmt: skip
+    compare.add_argument("--trace-duration", type=float, default=None,
+                         help="seconds of each trace (default: all of it)")  # fmt: skip
+    compare.add_argument("--snr", default="1,5,10", help="comma-separated SNRs (%(default)s)")
+    compare.add_argument("--definition", default="power", choices=sorted(DEFINITIONS))
+    compare.add_argument("--seeds", type=int, default=5, help="seeds 1..N (%(default)s)")
+    compare.add_argument(
+        "--pause",
+        type=float,
+        default=QueueConfig.pause,
+        help="seconds without processing after an operation (%(default)s)",
+    )
+    compare.add_argument(
+        "--delay",
+        type=float,
+        default=QueueConfig.delay,
+        help="seconds from a decision to its effect (%(default)s)",
+    )
+    compare.add_argument(
+        "--policies",
+        default="all",
+        help="comma-separated labels (simulator.compare.baselines) or all",
+    )
+    compare.add_argument("--out", default="out/compare", metavar="DIR", help="(%(default)s)")
+    _add_master_option(compare)
+    compare.set_defaults(run=_compare)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    if args.seeds < 2:
+        raise ValueError(f"--seeds={args.seeds} is not allowed: intervals need at least 2 seeds")
+    snrs = [_parse_number("--snr", text) for text in _split(args.snr)]
+    for snr in snrs:
+        if not snr > 0:
+            raise ValueError(f"--snr {snr:g} is not allowed: an SNR must be > 0 (inf: no noise)")
+    workloads = _split(args.workloads)
+    for workload in workloads:
+        if workload not in WORKLOADS or workload == "trace":
+            raise ValueError(
+                f"--workloads {workload!r} is not allowed: use "
+                + ", ".join(name for name in sorted(WORKLOADS) if name != "trace")
+                + " (and --traces for recorded traces)"
+            )
+    policies = baselines()
+    if args.policies != "all":
+        wanted = _split(args.policies)
+        unknown = [label for label in wanted if label not in policies]
+        if unknown:
+            raise ValueError(f"--policies {unknown} not allowed: choose from {list(policies)}")
+        policies = {label: policies[label] for label in wanted}
+    traces = [Path(path) for path in args.traces]
+    for path in traces:
+        read_trace(path)  # a missing or malformed trace fails now, not on a Spark worker
+    cells = compare_cells(
+        workloads, snrs, range(1, args.seeds + 1), policies, traces, args.definition,
+        trace_duration=args.trace_duration, pause=args.pause, delay=args.delay,
+    )  # fmt: skip
+    out = Path(args.out)
+    run_compare(cells, out, spark_session(args.master))
+    print(f"wrote {out / 'compare.csv'} ({len(cells)} runs), summary.csv, compare.md and plots")
     return 0
 
 

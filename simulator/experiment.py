@@ -85,7 +85,10 @@ class CostModel:
     costs 30 operator-seconds (a restart with state migration stalls an operator for about half
     a minute, as savepoint-and-restart does in Flink or Spark), and every second under-provisioned
     relative to the trend costs 5 (missed latency objectives are dearer than capacity).
-    Over-provisioning is already paid through ``operator_seconds``.
+    Over-provisioning is already paid through ``operator_seconds``. ``under`` names the metric
+    charged ``per_under_second``: the queue model of ``simulator.compare`` charges the seconds
+    its latency is over the SLA (``under="sla_seconds"``), since there under-provisioning shows
+    as backlog rather than as a count.
 
     >>> CostModel().cost({"s_up": 2, "s_down": 1, "operator_seconds": 100.0, "p_under_trend": 4.0})
     210.0
@@ -93,13 +96,14 @@ class CostModel:
 
     per_operation: float = 30.0
     per_under_second: float = 5.0
+    under: str = "p_under_trend"
 
     def cost(self, metrics: Mapping[str, float]) -> float:
         operations = metrics["s_up"] + metrics["s_down"]
         return float(
             self.per_operation * operations
             + metrics["operator_seconds"]
-            + self.per_under_second * metrics["p_under_trend"]
+            + self.per_under_second * metrics[self.under]
         )
 
 
@@ -134,7 +138,7 @@ def noise_seed(seed: int) -> int:
 
 def run_cell(cell: Cell, cost_model: CostModel | None = None) -> dict[str, Any]:
     """Simulate ``cell`` and return its result row (columns ``ROW_COLUMNS``)."""
-    trend = _trend(cell.workload, cell.seed, cell.duration, _frozen(cell.workload_params))
+    trend = workload_trend(cell.workload, cell.seed, cell.duration, cell.workload_params)
     noisy = add_noise(trend, cell.snr, noise_seed(cell.seed), cell.definition)
     policy = ThresholdPolicy(capacity=cell.capacity)
     scaler = Scaler(
@@ -258,15 +262,24 @@ def _half_width(values: np.ndarray, confidence: float) -> float:
     return quantile * float(values.std(ddof=1)) / math.sqrt(values.size)
 
 
+def workload_trend(
+    workload: str, seed: int, duration: float | None, params: Mapping[str, Any]
+) -> np.ndarray:
+    """``make_workload(workload, seed, duration, **params)``, built once per process, read-only.
+
+    Grids run every configuration on the same trends; the cache keeps the 256 latest.
+    """
+    return _trend(workload, seed, duration, _frozen(params))
+
+
 def _frozen(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((key, tuple(v) if isinstance(v, list) else v) for key, v in params.items()))
 
 
 @lru_cache(maxsize=256)
 def _trend(
-    workload: str, seed: int, duration: float, params: tuple[tuple[str, Any], ...]
+    workload: str, seed: int, duration: float | None, params: tuple[tuple[str, Any], ...]
 ) -> np.ndarray:
-    # Grids run every configuration on the same trends: build each once. Callers only read it.
     trend = make_workload(workload, seed=seed, duration=duration, **dict(params))
     trend.setflags(write=False)
     return trend

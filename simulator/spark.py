@@ -44,25 +44,31 @@ from pyspark.sql.types import (
 from pyspark.sql.window import WindowSpec
 from scipy import stats
 
-from simulator.experiment import METRICS, ROW_COLUMNS, Cell, CostModel, run_cell
-
-_STRING_COLUMNS = ("config", "filter", "filter_spec", "guards", "workload", "definition")
-_LONG_COLUMNS = ("seed", "s_up", "s_down", "s_total")
+from simulator.experiment import METRICS, ROW_COLUMNS, CostModel, run_cell
 
 
-def _column_type(name: str) -> DataType:
-    if name in _STRING_COLUMNS:
-        return StringType()
-    if name in _LONG_COLUMNS:
-        return LongType()
-    return DoubleType()
+def row_schema(
+    columns: Sequence[str], strings: Sequence[str] = (), longs: Sequence[str] = ()
+) -> StructType:
+    """Schema of rows ``cell`` (int), then ``columns``: string, long or (any other) double."""
+
+    def column_type(name: str) -> DataType:
+        if name in strings:
+            return StringType()
+        return LongType() if name in longs else DoubleType()
+
+    return StructType(
+        [
+            StructField("cell", IntegerType(), nullable=False),
+            *(StructField(name, column_type(name), nullable=False) for name in columns),
+        ]
+    )
 
 
-ROW_SCHEMA = StructType(
-    [
-        StructField("cell", IntegerType(), nullable=False),
-        *(StructField(name, _column_type(name), nullable=False) for name in ROW_COLUMNS),
-    ]
+ROW_SCHEMA = row_schema(
+    ROW_COLUMNS,
+    strings=("config", "filter", "filter_spec", "guards", "workload", "definition"),
+    longs=("seed", "s_up", "s_down", "s_total"),
 )
 """Schema of ``run_cells_spark``: ``cell`` (int), then ``ROW_COLUMNS`` as string, long or double."""
 
@@ -180,11 +186,18 @@ def spark_session(
 
 def run_cells_spark(
     spark: SparkSession,
-    cells: Sequence[Cell],
+    cells: Sequence[Any],
     cost_model: CostModel | None = None,
     tasks: int | None = None,
+    *,
+    run: Callable[[Any], Mapping[str, Any]] | None = None,
+    schema: StructType = ROW_SCHEMA,
 ) -> DataFrame:
     """Run ``cells`` on Spark: a DataFrame of their rows (schema ``ROW_SCHEMA``), cached.
+
+    Other kinds of cells run the same way with their own ``run`` (a picklable function of one
+    cell returning its row) and ``schema`` (``row_schema`` of the row's columns), e.g. the
+    baseline comparison of ``simulator.compare``.
 
     One Spark task runs a chunk of cells (one task per cell would spend more on scheduling
     than on simulating): ``tasks`` chunks, by default four per core
@@ -198,14 +211,15 @@ def run_cells_spark(
     if tasks is not None and tasks < 1:
         raise ValueError(f"tasks must be a positive number of Spark tasks, got {tasks!r}")
     if not cells:
-        return spark.createDataFrame([], ROW_SCHEMA)
+        return spark.createDataFrame([], schema)
     context = spark.sparkContext
     default = max(4 * context.defaultParallelism, math.ceil(len(cells) / CELLS_PER_TASK))
     chunks = _interleave(list(enumerate(cells)), tasks or default)
+    run = run or partial(run_cell, cost_model=cost_model)
     rows = context.parallelize(chunks, len(chunks)).flatMap(
-        partial(_run_chunk, cost_model=cost_model)
+        partial(_run_chunk, run=run, schema=schema)
     )
-    return spark.createDataFrame(rows, ROW_SCHEMA).cache()
+    return spark.createDataFrame(rows, schema).cache()
 
 
 def _interleave(items: Sequence[T], count: int) -> list[list[T]]:
@@ -221,13 +235,14 @@ def _interleave(items: Sequence[T], count: int) -> list[list[T]]:
 
 
 def _run_chunk(
-    chunk: Iterable[tuple[int, Cell]], cost_model: CostModel | None
+    chunk: Iterable[tuple[int, Any]],
+    run: Callable[[Any], Mapping[str, Any]],
+    schema: StructType,
 ) -> Iterator[tuple[Any, ...]]:
-    convert = [_python_type(field.dataType) for field in ROW_SCHEMA.fields[1:]]
+    fields = schema.fields[1:]
     for index, cell in chunk:
-        row = run_cell(cell, cost_model)
-        values = (to(row[name]) for to, name in zip(convert, ROW_COLUMNS, strict=True))
-        yield (index, *values)
+        row = run(cell)
+        yield (index, *(_python_type(field.dataType)(row[field.name]) for field in fields))
 
 
 def _python_type(data_type: DataType) -> Callable[[Any], Any]:

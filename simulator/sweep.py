@@ -40,7 +40,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,15 +113,15 @@ def grid_cells(
     ]
 
 
-def cell_id(cell: Cell) -> str:
-    """A stable id of everything ``cell`` depends on (16 hex digits of a SHA-256).
+def cell_id(cell: Any) -> str:
+    """A stable id of everything ``cell`` (a dataclass) depends on (16 hex digits of a SHA-256).
 
     >>> a = Cell(config="x", filter_spec={"name": "raw"}, seed=1, snr=1.0)
     >>> cell_id(a) == cell_id(dataclasses.replace(a)) != cell_id(dataclasses.replace(a, seed=2))
     True
     """
     fields = dataclasses.asdict(cell)
-    fields.pop("config")  # a label, not an input
+    fields.pop("config", None)  # a label, not an input
     text = json.dumps(fields, sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -133,7 +133,32 @@ def run_sweep(
 
     Returns the rows of ``cells`` (with ``cell_id``) in the order of ``cells``.
     """
-    from simulator.spark import collect_rows, run_cells_spark
+    results = run_stored(cells, out, spark, batch_size)
+    rows = [row.asDict() for row in results.orderBy("grid_order").collect()]
+    for row in rows:
+        row.pop("grid_order")
+    write_csv(out / "sweep.csv", rows, ["cell_id", *ROW_COLUMNS])
+    _aggregate(results.drop("grid_order"), out)
+    return rows
+
+
+def run_stored(
+    cells: Sequence[Any],
+    out: Path,
+    spark: Any,
+    batch_size: int | None = None,
+    *,
+    run: Callable[[Any], Mapping[str, Any]] | None = None,
+    schema: Any = None,
+) -> Any:
+    """Run the cells ``out/cells.parquet`` does not hold yet; a DataFrame of the rows of ``cells``.
+
+    The engine under ``run_sweep`` and ``simulator.compare``: cells (any frozen dataclass) run
+    in batches through ``run_cells_spark`` (with ``run`` and ``schema`` when they are not
+    ``Cell``s), each batch appended to the store when it finishes. The DataFrame has
+    ``cell_id``, the row's columns and ``grid_order`` (the cell's index in ``cells``).
+    """
+    from simulator.spark import ROW_SCHEMA, collect_rows, run_cells_spark
 
     out.mkdir(parents=True, exist_ok=True)
     store = out / "cells.parquet"
@@ -142,11 +167,13 @@ def run_sweep(
     todo = [(i, cell) for i, cell in enumerate(cells) if ids[i] not in done]
     size = batch_size or max(200, math.ceil(len(todo) / 10))
     batches = [todo[start : start + size] for start in range(0, len(todo), size)]
-    _say(f"sweep: {len(cells)} cells, {len(cells) - len(todo)} already in {store}, "
+    _say(f"{len(cells)} cells, {len(cells) - len(todo)} already in {store}, "
          f"{len(todo)} to run in {len(batches)} batches")  # fmt: skip
     for number, batch in enumerate(batches, 1):
         started = time.perf_counter()
-        results = run_cells_spark(spark, [cell for _, cell in batch])
+        results = run_cells_spark(
+            spark, [cell for _, cell in batch], run=run, schema=schema or ROW_SCHEMA
+        )
         rows = collect_rows(results)
         results.unpersist()
         records = [{"cell_id": ids[i], **row} for (i, _), row in zip(batch, rows, strict=True)]
@@ -156,13 +183,7 @@ def run_sweep(
     stored = spark.read.parquet(str(store))
     wanted = spark.createDataFrame([(cid, order) for order, cid in enumerate(ids)],
                                    "cell_id string, grid_order long")  # fmt: skip
-    results = stored.dropDuplicates(["cell_id"]).join(wanted, "cell_id")
-    rows = [row.asDict() for row in results.orderBy("grid_order").collect()]
-    for row in rows:
-        row.pop("grid_order")
-    _write_csv(out / "sweep.csv", rows, ["cell_id", *ROW_COLUMNS])
-    _aggregate(results, out)
-    return rows
+    return stored.dropDuplicates(["cell_id"]).join(wanted, "cell_id")
 
 
 def _aggregate(results: Any, out: Path) -> None:
@@ -173,8 +194,8 @@ def _aggregate(results: Any, out: Path) -> None:
     front = _sorted([row.asDict() for row in pareto_spark(summary_df, by=GROUPS[:3]).collect()])
     ranked = [row.asDict() for row in rank_by_cost(summary_df, by=GROUPS[:3]).collect()]
     columns = [*GROUPS, "n", *[f"{m}{s}" for m in SUMMARY_METRICS for s in ("", "_ci")]]
-    _write_csv(out / "summary.csv", summary, columns)
-    _write_csv(out / "pareto.csv", front, columns)
+    write_csv(out / "summary.csv", summary, columns)
+    write_csv(out / "pareto.csv", front, columns)
     parts = [
         "# Sweep",
         f"{len(summary)} groups (workload × definition × SNR × configuration), "
@@ -217,7 +238,8 @@ def _sorted(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: tuple(row[g] for g in GROUPS) + (row.get("s_total", 0),))
 
 
-def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
+def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
+    """``rows`` as CSV with a header, only ``columns``, in that order."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
