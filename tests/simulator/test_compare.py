@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from scaling.baselines import available_policies
+from simulator.cli import main
+from simulator.compare import (
+    COMPARE_COLUMNS,
+    MAX_OPERATORS,
+    CompareCell,
+    baselines,
+    compare_cells,
+    run_compare,
+    run_compare_cell,
+)
+
+
+def short(cell: CompareCell) -> CompareCell:
+    return dataclasses.replace(cell, duration=300.0)
+
+
+def test_every_seed_systems_policy_is_compared_and_runs() -> None:
+    policies = baselines()
+    assert {spec["name"] for spec in policies.values()} == set(available_policies())
+    cells = [short(cell) for cell in compare_cells(["cosine"], [5.0], [1], policies)]
+    rows = [run_compare_cell(cell) for cell in cells]
+    assert [row["policy"] for row in rows] == list(policies)
+    for row in rows:
+        assert set(row) == set(COMPARE_COLUMNS)
+        assert row["s_total"] == row["s_up"] + row["s_down"]
+        assert row["cost"] == 30 * row["s_total"] + row["operator_seconds"] + 5 * row["sla_seconds"]
+        assert 300.0 <= row["operator_seconds"] <= 300.0 * MAX_OPERATORS
+
+
+def test_a_row_depends_only_on_its_cell() -> None:
+    cell = short(compare_cells(["paper"], [1.0], [3])[7])
+    assert run_compare_cell(cell) == run_compare_cell(cell)
+    assert run_compare_cell(cell) != run_compare_cell(dataclasses.replace(cell, seed=4))
+
+
+def test_filtering_cuts_operations_and_backlog_of_the_raw_threshold() -> None:
+    """What steadyscale is for: the raw threshold follows the noise, and pays each pause."""
+    rows = {
+        row["policy"]: row
+        for row in map(run_compare_cell, compare_cells(["paper"], [1.0], [1]))
+        if row["family"] == "steadyscale"
+    }
+    raw, tvd = rows["threshold (raw)"], rows["steadyscale tvd"]
+    assert tvd["s_total"] < raw["s_total"] / 5
+    assert tvd["backlog_max"] < raw["backlog_max"]
+
+
+def test_a_longer_pause_costs_more_time_over_the_sla() -> None:
+    cell = compare_cells(["paper"], [5.0], [1], {"hpa": baselines()["hpa"]})[0]
+    rows = [run_compare_cell(dataclasses.replace(cell, pause=p)) for p in (0.0, 30.0)]
+    assert rows[0]["paused_seconds"] == 0.0 < rows[1]["paused_seconds"]
+    assert rows[0]["sla_seconds"] < rows[1]["sla_seconds"]
+
+
+def test_traces_are_labelled_by_file(tmp_path: Path) -> None:
+    trace = tmp_path / "shop.csv"
+    trace.write_text("timestamp,value\n" + "".join(f"{t},{10 + t % 7}\n" for t in range(400)))
+    cells = compare_cells([], [10.0], [1], {"hpa": baselines()["hpa"]}, traces=[trace])
+    assert [cell.workload_label for cell in cells] == ["trace:shop"]
+    assert run_compare_cell(cells[0])["workload"] == "trace:shop"
+
+
+def test_on_spark_the_rows_equal_the_serial_ones_and_a_rerun_runs_nothing(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policies = {label: baselines()[label] for label in ("steadyscale tvd", "ds2")}
+    cells = [short(cell) for cell in compare_cells(["paper"], [1.0], [1, 2], policies)]
+    summary = run_compare(cells, tmp_path, spark)
+    with (tmp_path / "compare.csv").open(encoding="utf-8") as handle:
+        written = list(csv.DictReader(handle))
+    serial = [run_compare_cell(cell) for cell in cells]
+    assert [row["policy"] for row in written] == [row["policy"] for row in serial]
+    for stored, expected in zip(written, serial, strict=True):
+        assert json.loads(stored["policy_spec"]) == json.loads(expected["policy_spec"])
+        for metric in ("s_up", "s_down", "sla_seconds", "backlog_max", "cost"):
+            assert float(stored[metric]) == pytest.approx(float(expected[metric]), rel=1e-12)
+    assert [(row["policy"], row["n"]) for row in summary] == [("steadyscale tvd", 2), ("ds2", 2)]
+    assert summary[1]["cost"] == pytest.approx((serial[2]["cost"] + serial[3]["cost"]) / 2)
+    for name in ("summary.csv", "compare.md", "compare_paper.png", "timeline_paper_snr1.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    capsys.readouterr()
+    run_compare(cells, tmp_path, spark)
+    assert "4 already in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--policies", "hpa,kubernetes"], "['kubernetes'] not allowed"),
+        (["--seeds", "1"], "--seeds=1"),
+        (["--workloads", "trace"], "--traces for recorded traces"),
+        (["--traces", "missing.csv"], "missing.csv"),
+    ],
+)
+def test_bad_options_fail_before_spark_starts(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", *argv]) == 2
+    assert message in capsys.readouterr().err
