@@ -274,23 +274,14 @@ def _add_sweep(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _sweep(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ValueError(f"--seeds={args.seeds} is not allowed: it must be an integer >= 1")
-    snrs = [_parse_number("--snr", text) for text in _split(args.snr)]
-    for snr in snrs:
-        if not snr > 0:
-            raise ValueError(f"--snr {snr:g} is not allowed: an SNR must be > 0 (inf: no noise)")
+    snrs = _parse_snrs(args.snr)
     definitions = _split(args.definition)
     for definition in definitions:
         if definition not in DEFINITIONS:
             raise ValueError(
                 f"--definition {definition!r} is not allowed: use {', '.join(DEFINITIONS)}"
             )
-    workloads = _split(args.workloads)
-    for workload in workloads:
-        if workload not in WORKLOADS or workload == "trace":
-            raise ValueError(
-                f"--workloads {workload!r} is not allowed: use "
-                + ", ".join(name for name in sorted(WORKLOADS) if name != "trace")
-            )
+    workloads = _parse_workloads(args.workloads)
     filters = [spec for text in args.filters for spec in expand_spec(text)]
     guard_sets = [guards for text in args.guards for guards in expand_guard_sets(text)]
     # Build one of each before starting Spark, so that a bad spec fails in a second.
@@ -365,18 +356,8 @@ def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _compare(args: argparse.Namespace) -> int:
     if args.seeds < 2:
         raise ValueError(f"--seeds={args.seeds} is not allowed: intervals need at least 2 seeds")
-    snrs = [_parse_number("--snr", text) for text in _split(args.snr)]
-    for snr in snrs:
-        if not snr > 0:
-            raise ValueError(f"--snr {snr:g} is not allowed: an SNR must be > 0 (inf: no noise)")
-    workloads = _split(args.workloads)
-    for workload in workloads:
-        if workload not in WORKLOADS or workload == "trace":
-            raise ValueError(
-                f"--workloads {workload!r} is not allowed: use "
-                + ", ".join(name for name in sorted(WORKLOADS) if name != "trace")
-                + " (and --traces for recorded traces)"
-            )
+    snrs = _parse_snrs(args.snr)
+    workloads = _parse_workloads(args.workloads, " (and --traces for recorded traces)")
     policies = baselines()
     if args.policies != "all":
         wanted = _split(args.policies)
@@ -395,6 +376,26 @@ def _compare(args: argparse.Namespace) -> int:
     run_compare(cells, out, spark_session(args.master))
     print(f"wrote {out / 'compare.csv'} ({len(cells)} runs), summary.csv, compare.md and plots")
     return 0
+
+
+def _parse_snrs(text: str) -> list[float]:
+    snrs = [_parse_number("--snr", part) for part in _split(text)]
+    for snr in snrs:
+        if not snr > 0:
+            raise ValueError(f"--snr {snr:g} is not allowed: an SNR must be > 0 (inf: no noise)")
+    return snrs
+
+
+def _parse_workloads(text: str, hint: str = "") -> list[str]:
+    workloads = _split(text)
+    for workload in workloads:
+        if workload not in WORKLOADS or workload == "trace":
+            raise ValueError(
+                f"--workloads {workload!r} is not allowed: use "
+                + ", ".join(name for name in sorted(WORKLOADS) if name != "trace")
+                + hint
+            )
+    return workloads
 
 
 def _split(text: str) -> list[str]:
