@@ -248,7 +248,7 @@ class ScalingListener(StreamingQueryListener):
         except RetryLater as error:
             self._error(f"decision deferred, {len(batch)} samples kept: {error}")
             return
-        except ValueError as error:
+        except Exception as error:  # refused samples, or a malformed answer: drop, keep running
             self._pending.clear()
             self._error(f"{len(batch)} samples dropped: {error}")
             return
