@@ -10,7 +10,7 @@ from filters.base import check_number
 # v / capacity is rounded: 2.1 / 0.3 gives 7.000000000000001, whose ceiling would add an
 # operator that no one asked for. A billionth of an operator is far below any real load change
 # and far above that rounding (for fewer than about a million operators).
-_TOLERANCE = 1e-9
+ROUNDING_TOLERANCE = 1e-9
 
 
 class ThresholdPolicy:
@@ -60,7 +60,7 @@ class ThresholdPolicy:
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (tuples/s, finite), within the bounds."""
         check_number(type(self).__name__, "volume", volume)
-        return self.clamp(math.ceil(volume / self.capacity - _TOLERANCE))
+        return self.clamp(math.ceil(volume / self.capacity - ROUNDING_TOLERANCE))
 
     def clamp(self, operators: int) -> int:
         """``operators`` brought into ``[min_operators, max_operators]``.

@@ -7,7 +7,7 @@ from typing import Any
 
 from filters.base import check_number
 from scaling.baselines.observation import Observation
-from scaling.policy import _TOLERANCE, ThresholdPolicy
+from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 
 # 1 / (1 - bp) has no bound as bp -> 1 (a stage that blocked its upstream all period); the
 # thesis met the same infinity in DS2 and capped steps at +15 (seed 002 §1.0, §1.2). Reading
@@ -131,7 +131,7 @@ class DhalionPolicy:
                 n * (1 + observation.backlog_rate / observation.processed_rate)
             )
         if observation.backlog < self.lag_threshold:
-            return self._bounds.clamp(math.floor(n * (1 - self.scale_down) + _TOLERANCE))
+            return self._bounds.clamp(math.floor(n * (1 - self.scale_down) + ROUNDING_TOLERANCE))
         return self._bounds.clamp(n)
 
     @property
