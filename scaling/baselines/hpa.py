@@ -29,6 +29,16 @@ class HpaPolicy:
     up to :math:`\\max(\\lceil n_0 (1 + \\text{up\\%}/100) \\rceil, n_0 + \\text{up pods})`,
     down to :math:`\\lfloor n_0 (1 - \\text{down\\%}/100) \\rfloor`; (3) the bounds.
 
+    Three rules of the controller's ``reconcileAutoscaler`` come before any metric is read:
+
+    - *initial recommendation*: the first decision records :math:`n` itself as a
+      recommendation, so a new autoscaler cannot scale below the count it found for
+      ``stabilization_window`` seconds (``recordInitialRecommendation``);
+    - *scaling disabled*: with :math:`n = 0` and ``min_operators`` > 0 the answer is 0: an
+      operator who scaled the target to zero switched autoscaling off;
+    - *bounds*: :math:`n` above ``max_operators`` or below ``min_operators`` goes to that bound
+      at once, with neither the metric, the stabilisation nor the rate limits consulted.
+
     ``metric="utilisation"`` is HPA-CPU: :math:`m` = ``Observation.utilisation``, target 0.7
     (seed 002 Table 6.3). Busy time cannot exceed 1, so one decision multiplies :math:`n` by at
     most :math:`1/m^*` however large the overload (the thesis's finding, §1.3).
@@ -102,14 +112,27 @@ class HpaPolicy:
         self._bounds = ThresholdPolicy(1.0, self.min_operators, self.max_operators)
         self._stabilization = Stabilization(window=self.stabilization_window)
         self._changes: deque[tuple[float, int]] = deque()  # (t, replicas added or removed)
+        self._started = False
 
     def decide(self, observation: Observation) -> int:
         n, t = observation.operators, observation.t
-        proposal, window = self._proposal(observation), self._stabilization
-        # The guard reads only the target, the current count and t; the rest is its interface.
-        held, _ = window.apply(proposal, current=n, filtered=0.0, t=t, policy=self._bounds)
-        window.record(n, held, t, target=proposal)
-        wanted = self._bounds.clamp(self._rate_limited(held, n, t))
+        window = self._stabilization
+        if not self._started:
+            # Kubernetes records the count it found as the first recommendation.
+            self._started = True
+            window.record(n, n, t, target=n)
+        if n == 0 and self.min_operators > 0:
+            return 0
+        if self.max_operators is not None and n > self.max_operators:
+            wanted = self.max_operators
+        elif n < self.min_operators:
+            wanted = self.min_operators
+        else:
+            proposal = self._proposal(observation)
+            # The guard reads only the target, the current count and t; the rest is its interface.
+            held, _ = window.apply(proposal, current=n, filtered=0.0, t=t, policy=self._bounds)
+            window.record(n, held, t, target=proposal)
+            wanted = self._bounds.clamp(self._rate_limited(held, n, t))
         if wanted != n:
             self._changes.append((t, wanted - n))
         return wanted

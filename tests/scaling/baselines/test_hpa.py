@@ -60,10 +60,80 @@ def test_scale_up_is_immediate_inside_the_window(observe: Observe) -> None:
     assert hpa.decide(observe(t=30.0, operators=13, utilisation=1.0)) == 19  # ceil(18.57)
 
 
-def test_a_first_low_recommendation_has_nothing_to_wait_for(observe: Observe) -> None:
-    # The window holds recommendations, not the running count: as in Kubernetes, a fresh
-    # autoscaler scales down at once.
-    assert HpaPolicy().decide(observe(operators=10, utilisation=0.3)) == 5
+# The cases below are transcribed from Kubernetes' pkg/controller/podautoscaler/horizontal_test.go
+# (kubernetes/kubernetes, master as of 2025). Their pods request 1.0 CPU each and report usage
+# in millicores, so the average utilisation is sum(reportedLevels) / (1000 * pods); CPUTarget is
+# a percentage. ``recommendations: []timestampedRecommendation{}`` there means an autoscaler
+# that has run before and holds no recommendation younger than the window, which here is one
+# decision a full window earlier; ``recommendations: nil`` is a new autoscaler.
+
+
+def _run_once_a_window_ago(hpa: HpaPolicy, observe: Observe, operators: int) -> None:
+    """Age the autoscaler by one window: its initial recommendation has expired."""
+    at_target = observe(t=-hpa.stabilization_window, operators=operators, utilisation=hpa.target)
+    assert hpa.decide(at_target) == operators
+
+
+def test_kubernetes_scale_down(observe: Observe) -> None:
+    # TestScaleDown: min 2, max 6, 5 replicas, target 50 %, levels 100+300+500+250+250 of
+    # 5000 = 28 %, recommendations empty -> ceil(5 * 0.28 / 0.5) = ceil(2.8) = 3.
+    hpa = HpaPolicy(target=0.5, min_operators=2, max_operators=6)
+    _run_once_a_window_ago(hpa, observe, operators=5)
+    assert hpa.decide(observe(t=0.0, operators=5, utilisation=0.28)) == 3
+
+
+def test_kubernetes_scale_down_stabilize_initial_size(observe: Observe) -> None:
+    # TestScaleDownStabilizeInitialSize: the same pods, recommendations nil -> 5: the new
+    # autoscaler recorded the 5 it found and holds it for the 300 s window.
+    hpa = HpaPolicy(target=0.5, min_operators=2, max_operators=6)
+    assert hpa.decide(observe(t=0.0, operators=5, utilisation=0.28)) == 5
+    assert hpa.decide(observe(t=299.0, operators=5, utilisation=0.28)) == 5
+    assert hpa.decide(observe(t=300.0, operators=5, utilisation=0.28)) == 3
+
+
+def test_kubernetes_min_replicas_desired_zero(observe: Observe) -> None:
+    # TestMinReplicasDesiredZero: min 2, max 5, 3 replicas, target 90 %, levels 0, 0, 0 -> 2.
+    hpa = HpaPolicy(target=0.9, min_operators=2, max_operators=5)
+    _run_once_a_window_ago(hpa, observe, operators=3)
+    assert hpa.decide(observe(t=0.0, operators=3, utilisation=0.0)) == 2
+
+
+def test_kubernetes_max_replicas(observe: Observe) -> None:
+    # TestMaxReplicas: min 2, max 5, 3 replicas, target 90 %, levels 8000 + 9500 + 1000 of
+    # 0.9 + 1.0 + 1.1 CPU requested -> 617 % -> 21 wanted, 5 allowed.
+    hpa = HpaPolicy(target=0.9, min_operators=2, max_operators=5)
+    assert hpa.decide(observe(operators=3, utilisation=18.5 / 3.0)) == 5
+
+
+# No metrics: NaN would make any read of the utilisation fail (ceil of NaN raises).
+_UNREADABLE = {"utilisation": float("nan"), "arrival_rate": float("nan")}
+
+
+def test_kubernetes_zero_replicas_disable_scaling(observe: Observe) -> None:
+    # TestZeroReplicas: min 3, max 5, 0 replicas, no reported levels -> 0 ("ScalingDisabled").
+    hpa = HpaPolicy(target=0.9, min_operators=3, max_operators=5)
+    assert hpa.decide(observe(operators=0, **_UNREADABLE)) == 0
+    assert hpa.decide(observe(t=15.0, operators=0, **_UNREADABLE)) == 0
+
+
+def test_kubernetes_too_few_replicas_go_to_the_minimum(observe: Observe) -> None:
+    # TestTooFewReplicas: min 3, max 5, 2 replicas, no reported levels -> 3.
+    hpa = HpaPolicy(target=0.9, min_operators=3, max_operators=5)
+    assert hpa.decide(observe(operators=2, **_UNREADABLE)) == 3
+
+
+def test_kubernetes_too_many_replicas_go_to_the_maximum(observe: Observe) -> None:
+    # TestTooManyReplicas: min 3, max 5, 10 replicas, no reported levels -> 5, at once: neither
+    # the initial recommendation of 10 nor a 50 % scale-down limit holds it.
+    hpa = HpaPolicy(target=0.9, min_operators=3, max_operators=5, scale_down_percent=50.0)
+    assert hpa.decide(observe(operators=10, **_UNREADABLE)) == 5
+
+
+def test_zero_replicas_scale_when_the_minimum_is_zero(observe: Observe) -> None:
+    # horizontal.go disables scaling at 0 only when minReplicas != 0; with minReplicas 0 the
+    # metric decides (an external metric, here the arrival rate, can wake the target).
+    hpa = HpaPolicy(target=50.0, metric="arrival_rate", min_operators=0)
+    assert hpa.decide(observe(operators=0, utilisation=0.0, arrival_rate=120.0)) == 3
 
 
 def test_rate_limit_is_the_larger_of_double_and_four_more_pods(observe: Observe) -> None:
