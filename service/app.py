@@ -40,6 +40,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.keda import serve_keda
 from service.metrics import Metrics, RequestMetricsMiddleware
 from service.models import STREAM_ID_ALLOWED, FieldError, Problem
 from service.routes import api, probes
@@ -74,7 +75,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
-    """Open the storage and the streams on start-up; close the storage on shutdown."""
+    """Open the storage and the streams (and the KEDA scaler, when ``grpc_port`` is set) on
+    start-up; close them on shutdown."""
     settings: Settings = app.state.settings
     override: Callable[[], Settings | Awaitable[Settings]] | None
     override = app.dependency_overrides.get(get_settings)
@@ -92,7 +94,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
             inline_batch=0 if settings.fsync else INLINE_BATCH,
             metrics=metrics,
         )
-        yield {"settings": settings, "streams": streams, "metrics": metrics}
+        with serve_keda(settings, streams):
+            yield {"settings": settings, "streams": streams, "metrics": metrics}
     finally:
         storage.close()
 

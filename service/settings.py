@@ -51,6 +51,19 @@ class Settings(BaseSettings):
         "samples survive power loss too, at about 0.2 ms per write; off, they survive the "
         "process being killed.",
     )
+    grpc_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Also serve KEDA's external scaler protocol (gRPC) on this port, at host; "
+        "off when unset.",
+    )
+    staleness: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds without a new sample after which the KEDA scaler answers a "
+        "stream's metric and activity with UNAVAILABLE, so that KEDA's fallback applies.",
+    )
 
     @field_validator("tokens", mode="before")
     @classmethod

@@ -143,6 +143,9 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8000)")
     serve.add_argument("--data-dir", metavar="DIR", help="where the SQLite file lives (data)")
+    serve.add_argument(
+        "--grpc-port", type=int, metavar="N", help="also serve KEDA's external scaler on port N"
+    )
     serve.add_argument("--log-level", default="info", help="uvicorn's log level (%(default)s)")
     serve.set_defaults(run=_serve)
 
@@ -153,7 +156,12 @@ def _serve(args: argparse.Namespace) -> int:
     from service.app import create_app
     from service.settings import Settings
 
-    given = {"host": args.host, "port": args.port, "data_dir": args.data_dir}
+    given = {
+        "host": args.host,
+        "port": args.port,
+        "data_dir": args.data_dir,
+        "grpc_port": args.grpc_port,
+    }
     settings = Settings(**{key: value for key, value in given.items() if value is not None})
     uvicorn.run(
         create_app(settings), host=settings.host, port=settings.port, log_level=args.log_level
