@@ -19,6 +19,7 @@ else:
 _T = _typing.TypeVar("_T")
 
 class _MaybeAsyncIterator(_abc.AsyncIterator[_T], _abc.Iterator[_T], metaclass=_abc_1.ABCMeta): ...
+
 class _ServicerContext(_grpc.ServicerContext, _aio.ServicerContext):  # type: ignore[misc, type-arg]
     ...
 
@@ -30,21 +31,11 @@ class ExternalScalerStub:
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> ExternalScalerAsyncStub: ...
-    IsActive: _grpc.UnaryUnaryMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse
-    ]
-    StreamIsActive: _grpc.UnaryStreamMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse
-    ]
-    GetMetricSpec: _grpc.UnaryUnaryMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse
-    ]
-    GetMetrics: _grpc.UnaryUnaryMultiCallable[
-        _externalscaler_pb2.GetMetricsRequest, _externalscaler_pb2.GetMetricsResponse
-    ]
-    StreamMetricSpec: _grpc.UnaryStreamMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse
-    ]
+    IsActive: _grpc.UnaryUnaryMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse]
+    StreamIsActive: _grpc.UnaryStreamMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse]
+    GetMetricSpec: _grpc.UnaryUnaryMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse]
+    GetMetrics: _grpc.UnaryUnaryMultiCallable[_externalscaler_pb2.GetMetricsRequest, _externalscaler_pb2.GetMetricsResponse]
+    StreamMetricSpec: _grpc.UnaryStreamMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse]
     """Optional. When implemented, the scaler pushes updated metric specs
     whenever HPA target values change. KEDA updates the cached specs and
     syncs the HPA accordingly. If unimplemented (returns Unimplemented),
@@ -63,21 +54,11 @@ class ExternalScalerStub:
 @_typing.type_check_only
 class ExternalScalerAsyncStub(ExternalScalerStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
-    IsActive: _aio.UnaryUnaryMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse
-    ]  # type: ignore[assignment]
-    StreamIsActive: _aio.UnaryStreamMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse
-    ]  # type: ignore[assignment]
-    GetMetricSpec: _aio.UnaryUnaryMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse
-    ]  # type: ignore[assignment]
-    GetMetrics: _aio.UnaryUnaryMultiCallable[
-        _externalscaler_pb2.GetMetricsRequest, _externalscaler_pb2.GetMetricsResponse
-    ]  # type: ignore[assignment]
-    StreamMetricSpec: _aio.UnaryStreamMultiCallable[
-        _externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse
-    ]  # type: ignore[assignment]
+    IsActive: _aio.UnaryUnaryMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse]  # type: ignore[assignment]
+    StreamIsActive: _aio.UnaryStreamMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.IsActiveResponse]  # type: ignore[assignment]
+    GetMetricSpec: _aio.UnaryUnaryMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse]  # type: ignore[assignment]
+    GetMetrics: _aio.UnaryUnaryMultiCallable[_externalscaler_pb2.GetMetricsRequest, _externalscaler_pb2.GetMetricsResponse]  # type: ignore[assignment]
+    StreamMetricSpec: _aio.UnaryStreamMultiCallable[_externalscaler_pb2.ScaledObjectRef, _externalscaler_pb2.GetMetricSpecResponse]  # type: ignore[assignment]
     """Optional. When implemented, the scaler pushes updated metric specs
     whenever HPA target values change. KEDA updates the cached specs and
     syncs the HPA accordingly. If unimplemented (returns Unimplemented),
@@ -99,45 +80,35 @@ class ExternalScalerServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _externalscaler_pb2.ScaledObjectRef,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _externalscaler_pb2.IsActiveResponse, _abc.Awaitable[_externalscaler_pb2.IsActiveResponse]
-    ]: ...
+    ) -> _typing.Union[_externalscaler_pb2.IsActiveResponse, _abc.Awaitable[_externalscaler_pb2.IsActiveResponse]]: ...
+
     @_abc_1.abstractmethod
     def StreamIsActive(
         self,
         request: _externalscaler_pb2.ScaledObjectRef,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_externalscaler_pb2.IsActiveResponse],
-        _abc.AsyncIterator[_externalscaler_pb2.IsActiveResponse],
-    ]: ...
+    ) -> _typing.Union[_abc.Iterator[_externalscaler_pb2.IsActiveResponse], _abc.AsyncIterator[_externalscaler_pb2.IsActiveResponse]]: ...
+
     @_abc_1.abstractmethod
     def GetMetricSpec(
         self,
         request: _externalscaler_pb2.ScaledObjectRef,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _externalscaler_pb2.GetMetricSpecResponse,
-        _abc.Awaitable[_externalscaler_pb2.GetMetricSpecResponse],
-    ]: ...
+    ) -> _typing.Union[_externalscaler_pb2.GetMetricSpecResponse, _abc.Awaitable[_externalscaler_pb2.GetMetricSpecResponse]]: ...
+
     @_abc_1.abstractmethod
     def GetMetrics(
         self,
         request: _externalscaler_pb2.GetMetricsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _externalscaler_pb2.GetMetricsResponse,
-        _abc.Awaitable[_externalscaler_pb2.GetMetricsResponse],
-    ]: ...
+    ) -> _typing.Union[_externalscaler_pb2.GetMetricsResponse, _abc.Awaitable[_externalscaler_pb2.GetMetricsResponse]]: ...
+
     @_abc_1.abstractmethod
     def StreamMetricSpec(
         self,
         request: _externalscaler_pb2.ScaledObjectRef,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_externalscaler_pb2.GetMetricSpecResponse],
-        _abc.AsyncIterator[_externalscaler_pb2.GetMetricSpecResponse],
-    ]:
+    ) -> _typing.Union[_abc.Iterator[_externalscaler_pb2.GetMetricSpecResponse], _abc.AsyncIterator[_externalscaler_pb2.GetMetricSpecResponse]]:
         """Optional. When implemented, the scaler pushes updated metric specs
         whenever HPA target values change. KEDA updates the cached specs and
         syncs the HPA accordingly. If unimplemented (returns Unimplemented),
@@ -153,6 +124,4 @@ class ExternalScalerServicer(metaclass=_abc_1.ABCMeta):
              diverge, HPA targets can temporarily revert to stale values.
         """
 
-def add_ExternalScalerServicer_to_server(
-    servicer: ExternalScalerServicer, server: _typing.Union[_grpc.Server, _aio.Server]
-) -> None: ...
+def add_ExternalScalerServicer_to_server(servicer: ExternalScalerServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

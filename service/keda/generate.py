@@ -32,11 +32,18 @@ def generate(out: Path) -> list[Path]:
 
     Raises ``RuntimeError`` with protoc's exit code if it fails.
     """
+    import os
     import shutil
 
     from grpc_tools import protoc
 
-    plugins = {name: shutil.which(name) for name in ("protoc-gen-mypy", "protoc-gen-mypy_grpc")}
+    # mypy-protobuf's plugins sit beside this Python (a virtual environment's bin), which need
+    # not be on PATH.
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    plugins = {
+        name: shutil.which(name, path=search)
+        for name in ("protoc-gen-mypy", "protoc-gen-mypy_grpc")
+    }
     missing = [name for name, path in plugins.items() if path is None]
     if missing:
         raise RuntimeError(f"{', '.join(missing)} not found: install mypy-protobuf")
