@@ -103,8 +103,16 @@ class Denoiser(Configurable, abc.ABC):
     """Base class of the online denoisers.
 
     Subclasses store their hyperparameters, create their learned state in ``reset()`` and
-    implement ``_update``.
+    implement ``_update``. A filter that knows how uncertain its output is sets
+    ``reports_spread`` and overrides ``spread``.
     """
+
+    reports_spread: ClassVar[bool] = False
+
+    @property
+    def spread(self) -> float | None:
+        """Standard error of the last output (volume units), or ``None`` when not known."""
+        return None
 
     @abc.abstractmethod
     def _update(self, x: float) -> float:
@@ -138,6 +146,24 @@ class Denoiser(Configurable, abc.ABC):
 T = TypeVar("T", bound=Configurable)
 
 
+class ParameterError(ValueError):
+    """A ``ValueError`` about one parameter: ``param``, the ``value`` given and what is
+    ``allowed``, so callers (the service) can point at the field without parsing the message.
+
+    >>> try:
+    ...     check_number("ewma", "alpha", 2.0, maximum=1)
+    ... except ParameterError as error:
+    ...     error.param, error.value, error.allowed
+    ('alpha', 2.0, 'alpha must be a number <= 1')
+    """
+
+    def __init__(self, message: str, *, param: str, value: object, allowed: str) -> None:
+        super().__init__(message)
+        self.param = param
+        self.value = value
+        self.allowed = allowed
+
+
 def build(
     kind: str, registry: Mapping[str, type[T]], spec: str | dict[str, Any], **params: Any
 ) -> T:
@@ -152,16 +178,33 @@ def build(
         params = dict(spec)
         name = params.pop("name", None)
         if name is None:
-            raise ValueError(f"spec {spec!r} has no 'name'; allowed names: {sorted(registry)}")
+            allowed_names = f"allowed names: {sorted(registry)}"
+            raise ParameterError(
+                f"spec {spec!r} has no 'name'; {allowed_names}",
+                param="name",
+                value=None,
+                allowed=allowed_names,
+            )
     else:
         name = spec
     cls = registry.get(name) if isinstance(name, str) else None
     if cls is None:
-        raise ValueError(f"name={name!r} is not a {kind}; allowed names: {sorted(registry)}")
+        allowed_names = f"allowed names: {sorted(registry)}"
+        raise ParameterError(
+            f"name={name!r} is not a {kind}; {allowed_names}",
+            param="name",
+            value=name,
+            allowed=allowed_names,
+        )
     allowed = cls.parameters()
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise ValueError(f"{name}: unknown parameter {unknown[0]!r}; allowed parameters: {allowed}")
+        raise ParameterError(
+            f"{name}: unknown parameter {unknown[0]!r}; allowed parameters: {allowed}",
+            param=unknown[0],
+            value=params[unknown[0]],
+            allowed=f"allowed parameters: {allowed}",
+        )
     return cls(**params)
 
 
@@ -187,12 +230,13 @@ def check_number(
     exclusive_minimum: bool = False,
     integer: bool = False,
 ) -> None:
-    """Raise ``ValueError`` unless ``value`` is a finite number in the allowed range.
+    """Raise ``ParameterError`` (a ``ValueError``) unless ``value`` is a finite number in the
+    allowed range.
 
     >>> check_number("ewma", "alpha", 1.5, minimum=0, maximum=1, exclusive_minimum=True)
     Traceback (most recent call last):
     ...
-    ValueError: ewma: alpha=1.5 is not allowed: alpha must be a number > 0 and <= 1
+    filters.base.ParameterError: ewma: alpha=1.5 is not allowed: alpha must be a number > 0 and <= 1
     """
     kind = "an integer" if integer else "a number"
     bounds = []
@@ -204,23 +248,33 @@ def check_number(
     numeric = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
         value, bool
     )
-    ok = numeric and math.isfinite(value)  # type: ignore[arg-type]
-    if ok and integer:
+    # Integers are exact whatever their size; float() of a 400-digit one would overflow.
+    exact = isinstance(value, int | np.integer)
+    ok = numeric and (exact or math.isfinite(value))  # type: ignore[arg-type]
+    if ok and integer and not exact:
         ok = float(value).is_integer()  # type: ignore[arg-type]
     if ok and minimum is not None:
         ok = value > minimum if exclusive_minimum else value >= minimum  # type: ignore[operator]
     if ok and maximum is not None:
         ok = value <= maximum  # type: ignore[operator]
     if not ok:
-        raise ValueError(f"{filter_name}: {param}={value!r} is not allowed: {allowed}")
+        raise ParameterError(
+            f"{filter_name}: {param}={value!r} is not allowed: {allowed}",
+            param=param,
+            value=value,
+            allowed=allowed,
+        )
 
 
 def check_choice(filter_name: str, param: str, value: object, choices: Iterable[object]) -> None:
-    """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
+    """Raise ``ParameterError`` (a ``ValueError``) unless ``value`` is one of ``choices``."""
     allowed = list(choices)
     if value not in allowed:
-        raise ValueError(
-            f"{filter_name}: {param}={value!r} is not allowed: {param} must be one of {allowed!r}"
+        raise ParameterError(
+            f"{filter_name}: {param}={value!r} is not allowed: {param} must be one of {allowed!r}",
+            param=param,
+            value=value,
+            allowed=f"{param} must be one of {allowed!r}",
         )
 
 

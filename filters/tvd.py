@@ -7,11 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from filters.base import Denoiser, check_choice, check_number
+from filters.base import Denoiser, ParameterError, check_choice, check_number
 from filters.noise import NoiseEstimator, _is_finite_number
 from filters.tv_mm import tv_mm
 
 _KNOTS = ("_position", "_slope", "_intercept")
+
+# ``method="mm"`` costs O(window * iterations) per sample. These bounds keep one sample under
+# about a second (10,000 samples x 1,000 iterations of a banded solve), so no setting can turn
+# a single update into minutes of work; fidelity checks use far less (30-300 iterations).
+MAX_WINDOW = 10_000
+MAX_ITERATIONS = 1_000
 
 
 class TotalVariation(Denoiser):
@@ -78,9 +84,10 @@ class TotalVariation(Denoiser):
     method
         ``"exact"`` (forward dynamic programme) or ``"mm"`` (paper's iterative solver).
     window
-        ``"mm"`` only: solve over the last ``window`` samples (``None``: the whole history).
+        ``"mm"`` only: solve over the last ``window`` samples, 2 to ``MAX_WINDOW`` (``None``:
+        the whole history).
     iterations
-        ``"mm"`` only: MM iterations per solve.
+        ``"mm"`` only: MM iterations per solve, 1 to ``MAX_ITERATIONS``.
 
     >>> from filters import make_filter
     >>> f = make_filter("tvd", lam=2.0)
@@ -108,23 +115,36 @@ class TotalVariation(Denoiser):
         if lam != "auto":
             try:
                 check_number(self.name, "lam", lam, minimum=0)
-            except ValueError as error:
-                raise ValueError(f"{error} or 'auto'") from None
+            except ParameterError as error:
+                raise ParameterError(
+                    f"{error} or 'auto'",
+                    param="lam",
+                    value=lam,
+                    allowed=f"{error.allowed} or 'auto'",
+                ) from None
         check_number(self.name, "lam_per_sigma", lam_per_sigma, minimum=0, exclusive_minimum=True)
         check_choice(self.name, "method", method, ("exact", "mm"))
         if lam == "auto" and method != "exact":
-            raise ValueError(
+            raise ParameterError(
                 f"tvd: lam='auto' is not allowed with method={method!r}: the MM solver uses one "
-                "weight for the whole window; lam must be a number >= 0, or method 'exact'"
+                "weight for the whole window; lam must be a number >= 0, or method 'exact'",
+                param="lam",
+                value=lam,
+                allowed="lam must be a number >= 0, or method 'exact'",
             )
         if window is not None:
             if method != "mm":
-                raise ValueError(
+                raise ParameterError(
                     f"tvd: window={window!r} is not allowed with method='exact': the exact "
-                    "filter always uses the whole history; window must be None"
+                    "filter always uses the whole history; window must be None",
+                    param="window",
+                    value=window,
+                    allowed="window must be None with method 'exact'",
                 )
-            check_number(self.name, "window", window, minimum=2, integer=True)
-        check_number(self.name, "iterations", iterations, minimum=1, integer=True)
+            check_number(self.name, "window", window, minimum=2, maximum=MAX_WINDOW, integer=True)
+        check_number(
+            self.name, "iterations", iterations, minimum=1, maximum=MAX_ITERATIONS, integer=True
+        )
         self.lam = lam
         self.lam_per_sigma = lam_per_sigma
         self.method = method
@@ -134,7 +154,9 @@ class TotalVariation(Denoiser):
 
     def reset(self) -> None:
         if self.method == "mm":
-            self._history: deque[float] = deque(maxlen=self.window)
+            # An integral float (5.0) is a valid window; deque wants an int.
+            maxlen = None if self.window is None else int(self.window)
+            self._history: deque[float] = deque(maxlen=maxlen)
             return
         # Samples are shifted by the first one: TVD commutes with shifts, and small numbers keep
         # the knot coefficients (sums of samples) precise over long runs.

@@ -20,11 +20,19 @@ there and back costs more than a small request's own work. Calls that touch the 
 to the thread pool, except small sample batches (``StreamService.post_samples_async``).
 
 Every error answers a ``service.models.Problem``: status, reason phrase, one sentence, and each
-field at fault with the value received and what is allowed; 409 also names the sample.
+field at fault with the value received (cut short) and what is allowed, at most
+``MAX_ERRORS`` of them; 409 also names the sample. Trouble with the storage answers 503 with
+``Retry-After``; a 405 lists every method the path takes in ``Allow``. No error body grows with
+the input.
+
+``create_app`` checks the data directory before anything starts (``OSError`` naming the path),
+so that ``steadyscale serve`` on an unusable directory says which and why instead of failing in
+the middle of start-up.
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
 import importlib.metadata
 import inspect
@@ -38,34 +46,46 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.keda import serve_keda
 from service.metrics import Metrics, RequestMetricsMiddleware
-from service.models import STREAM_ID_ALLOWED, FieldError, Problem
+from service.models import MAX_ERRORS, STREAM_ID_ALLOWED, FieldError, Problem
 from service.routes import api, probes
 from service.settings import Settings, get_settings
-from service.storage import Storage
-from service.streams import INLINE_BATCH, ServiceError, StreamService
+from service.storage import Storage, StorageUnavailable, prepare_file
+from service.streams import INLINE_BATCH, ServiceError, StreamService, Unavailable
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The steadyscale service; ``settings`` default to ``Settings()`` from the environment."""
-    metrics = Metrics()
+    """The steadyscale service; ``settings`` default to ``Settings()`` from the environment.
+
+    Raises ``OSError`` naming the path when the data directory cannot hold the database.
+    """
+    settings = Settings() if settings is None else settings
+    prepare_file(settings.database)
+    metrics = Metrics(max_streams=settings.stream_metrics)
     app = FastAPI(
         title="steadyscale",
         summary="Denoised input volume in, scaling decisions out.",
         version=importlib.metadata.version("steadyscale"),
         lifespan=lifespan,
+        # /v1/streams/ is not a stream: 404, not a redirect to the list.
+        redirect_slashes=False,
+        # Operation ids are the route functions' names, which the OpenAPI links refer to.
+        generate_unique_id_function=lambda route: route.name,
     )
+    app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     app.state.metrics = metrics
-    app.state.settings = Settings() if settings is None else settings
+    app.state.settings = settings
     # The last added runs first: metrics see every request, tokens are checked before the body
     # is read.
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(TokenMiddleware)
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(StorageUnavailable, _storage_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _internal_error)
     app.include_router(probes)
@@ -84,7 +104,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         given = override()
         settings = await given if inspect.isawaitable(given) else given
     metrics: Metrics = app.state.metrics
-    storage = Storage(settings.database, fsync=settings.fsync)
+    metrics.max_streams = settings.stream_metrics
+    storage = Storage(settings.database, fsync=settings.fsync, busy_timeout=settings.busy_timeout)
     try:
         streams = StreamService(
             storage,
@@ -92,6 +113,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
             max_batch=settings.max_batch,
             # A flush per commit is too long to wait for on the event loop.
             inline_batch=0 if settings.fsync else INLINE_BATCH,
+            cache_size=settings.cache_streams,
             metrics=metrics,
         )
         with serve_keda(settings, streams):
@@ -176,15 +198,59 @@ def _body_too_large(size: int, limit: int) -> ServiceError:
 
 async def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, HTTPException)
+    if error.status_code == 405:
+        allowed = _allowed_methods(request.scope)
+        message = f"{request.method[:20]} is not allowed here: use {', '.join(allowed)}"
+        method = FieldError.of("method", request.method, ", ".join(allowed), message)
+        error = ServiceError(405, message, [method], headers={"Allow": ", ".join(allowed)})
     return _problem_response(error)
+
+
+async def _storage_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StorageUnavailable)
+    return _problem_response(Unavailable(error))
 
 
 async def _validation_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
-    errors = [_field_error(detail) for detail in error.errors()]
+    details = error.errors()
+    errors = [_field_error(detail) for detail in details[:MAX_ERRORS]]
     summary = "; ".join(field.message for field in errors[:3])
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    more = f" (and {len(details) - 3} more)" if len(details) > 3 else ""
     return _problem_response(ServiceError(422, summary + more, errors))
+
+
+def _allowed_methods(scope: Scope) -> list[str]:
+    """Every method some route of the app takes at the scope's path (Starlette's own 405
+    names only the first route that matched the path)."""
+    methods: set[str] = set()
+    for route in scope["app"].router.routes:
+        match, _ = route.matches(scope)
+        if match != Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, plus the bearer-token scheme (enforced by ``TokenMiddleware``,
+    so FastAPI does not see it)."""
+    if app.openapi_schema is None:
+        document = FastAPI.openapi(app)
+        components = document.setdefault("components", {})
+        components["securitySchemes"] = {
+            "bearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "Required on every path but /healthz when the service has "
+                "tokens (setting tokens).",
+            }
+        }
+        for path, operations in document["paths"].items():
+            if path != "/healthz":
+                for operation in operations.values():
+                    operation["security"] = [{"bearer": []}, {}]
+        app.openapi_schema = document
+    return app.openapi_schema
 
 
 async def _internal_error(request: Request, error: Exception) -> JSONResponse:
@@ -214,7 +280,7 @@ def _field_error(detail: dict[str, Any]) -> FieldError:
     field = field.lstrip(".") or where
     kind = detail["type"]
     if kind == "missing":
-        return FieldError.of(field, None, "required", f"{field} is missing; it is required")
+        return FieldError.of(field, None, "required", f"{field[:100]} is missing; it is required")
     if kind == "json_invalid":
         message = f"the body is not valid JSON: {detail['ctx']['error']} at character {path[0]}"
         return FieldError.of("body", None, "a JSON document", message)

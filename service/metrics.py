@@ -1,18 +1,26 @@
 """Prometheus metrics of one app: per stream what it decided, per route how requests went.
 
 Series (``stream`` is the stream id; ``route`` the route template, e.g.
-``/v1/streams/{stream_id}/samples``, or ``unmatched``)::
+``/v1/streams/{stream_id}/samples``, or ``unmatched``; ``method`` one of the HTTP methods the
+service knows, or ``other``)::
 
     steadyscale_filtered_volume{stream}                  filtered volume of the last decision
     steadyscale_desired_operators{stream}                operators the last decision asks for
     steadyscale_scaling_operations_total{stream,direction}   decisions that scaled up / down
+    steadyscale_streams_untracked                        streams without series of their own
     steadyscale_http_requests_total{method,route,status}
     steadyscale_http_request_duration_seconds{method,route,status}   histogram
+
+Every label takes a bounded set of values, whatever clients send: a made-up method is
+``other``, an unknown path ``unmatched``, and only ``max_streams`` streams have series of their
+own (the first by id at start-up, then new ones while there is room), so a scrape stays small
+at any number of streams.
 
 The gauges are restored from storage when the app starts; the counters count from then on.
 
 >>> from scaling import Decision
 >>> metrics = Metrics()
+>>> metrics.created("orders")
 >>> metrics.decided("orders", [Decision(0.0, 120.0, 118.5, 1, 3, "up", "filtered 118.5 ...")])
 >>> [line for line in metrics.render().decode().splitlines() if 'stream="orders"' in line][:2]
 ['steadyscale_filtered_volume{stream="orders"} 118.5', \
@@ -30,14 +38,24 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from scaling import Decision
 
 _DIRECTIONS = ("up", "down")
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
 class Metrics:
-    """The metrics of one app, in a registry of its own (``registry``)."""
+    """The metrics of one app, in a registry of its own (``registry``); per-stream series for
+    at most ``max_streams`` streams."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_streams: int = 1000) -> None:
+        self.max_streams = max_streams
+        self._tracked: set[str] = set()
+        self._untracked_count = 0
         self.registry = CollectorRegistry()
+        self._untracked = Gauge(
+            "steadyscale_streams_untracked",
+            "Streams without series of their own (beyond the setting stream_metrics).",
+            registry=self.registry,
+        )
         self._filtered = Gauge(
             "steadyscale_filtered_volume",
             "Filtered input volume at the stream's last decision, tuples/s.",
@@ -78,12 +96,22 @@ class Metrics:
                 self.decided(stream_id, [latest[stream_id]])
 
     def created(self, stream_id: str) -> None:
-        """Start the stream's counters at zero, so their series exist before any scaling."""
+        """Start the stream's counters at zero, so their series exist before any scaling; or
+        count it as untracked when ``max_streams`` streams have series already."""
+        if stream_id in self._tracked:
+            return
+        if len(self._tracked) >= self.max_streams:
+            self._untracked_count += 1
+            self._untracked.set(self._untracked_count)
+            return
+        self._tracked.add(stream_id)
         for direction in _DIRECTIONS:
             self._scalings.labels(stream_id, direction)
 
     def decided(self, stream_id: str, decisions: Sequence[Decision]) -> None:
         """Count the scaling operations among ``decisions``; set the gauges to the last one."""
+        if stream_id not in self._tracked:
+            return
         last = decisions[-1]
         self._filtered.labels(stream_id).set(last.filtered)
         self._operators.labels(stream_id).set(last.operators)
@@ -94,14 +122,22 @@ class Metrics:
 
     def forget(self, stream_id: str) -> None:
         """Remove the stream's series (it was deleted or replaced)."""
-        self._filtered.remove(stream_id)
-        self._operators.remove(stream_id)
+        if stream_id not in self._tracked:
+            self._untracked_count = max(0, self._untracked_count - 1)
+            self._untracked.set(self._untracked_count)
+            return
+        self._tracked.discard(stream_id)
+        for gauge in (self._filtered, self._operators):
+            try:
+                gauge.remove(stream_id)
+            except KeyError:
+                pass  # no decision yet
         for direction in _DIRECTIONS:
             self._scalings.remove(stream_id, direction)
 
     def answered(self, method: str, route: str, status: int, seconds: float) -> None:
         """Count one HTTP request and its duration."""
-        labels = (method, route, str(status))
+        labels = (method if method in _METHODS else "other", route, str(status))
         self._requests.labels(*labels).inc()
         self._latency.labels(*labels).observe(seconds)
 

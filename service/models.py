@@ -2,6 +2,15 @@
 
 Request bodies are strict: numbers must be JSON numbers (``"12"`` is not one), and unknown
 fields are refused except in filter and guard specs, whose parameters the filter or guard checks.
+An integer field takes an integral number written either way (``3`` or ``3.0``, as JSON Schema
+has it), like the filters' integer parameters.
+
+Every number has bounds, and the OpenAPI document states them: they keep every value the
+service computes from them finite and every count within SQLite's integers, whatever a client
+sends (``MAX_VOLUME`` tuples/s over ``MIN_CAPACITY`` gives at most 10^15 operators).
+
+Error bodies are bounded whatever the input: a ``FieldError`` shows the value received cut to
+``SHOWN_CHARS`` characters of JSON, and a ``Problem`` lists at most ``MAX_ERRORS`` of them.
 """
 
 from __future__ import annotations
@@ -12,36 +21,72 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 
-STREAM_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
-STREAM_ID_ALLOWED = "1 to 128 characters, each a letter, a digit, '.', '_' or '-'"
+# Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
+STREAM_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
+STREAM_ID_ALLOWED = (
+    "1 to 128 characters, each a letter, a digit, '.', '_' or '-', the first not '.'"
+)
+
+MAX_VOLUME = 1e12
+MAX_ABS_T = 1e15
+MIN_CAPACITY = 1e-3
+MAX_CAPACITY = 1e12
+MAX_OPERATORS = 1_000_000_000
+SHOWN_CHARS = 200
+MAX_ERRORS = 20
+
+_T_ALLOWED = f"t must be a finite number of seconds, from {-MAX_ABS_T:g} to {MAX_ABS_T:g}"
+_VOLUME_ALLOWED = f"volume must be a number from 0 to {MAX_VOLUME:g} (tuples/s)"
+_CAPACITY_ALLOWED = (
+    f"capacity must be a number from {MIN_CAPACITY:g} to {MAX_CAPACITY:g} (tuples/s per operator)"
+)
 
 
-def _finite(value: object, allowed: str, minimum: float | None = None) -> object:
+def _number(value: object, allowed: str, minimum: float, maximum: float) -> object:
+    """``value`` if it is a JSON number within the bounds, else ``ValueError(allowed)``.
+
+    Integers are compared as integers: ``float()`` of a 400-digit one would overflow."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not math.isfinite(value) or (minimum is not None and value < minimum):  # type: ignore[arg-type, operator]
+    if not number or not minimum <= value <= maximum:  # type: ignore[operator]
         raise ValueError(allowed)
-    return value
+    return float(value)  # type: ignore[arg-type]
 
 
 def _check_t(value: object) -> object:
-    return _finite(value, "t must be a finite number (seconds)")
+    return _number(value, _T_ALLOWED, -MAX_ABS_T, MAX_ABS_T)
 
 
 def _check_volume(value: object) -> object:
-    return _finite(value, "volume must be a finite number >= 0 (tuples/s)", minimum=0.0)
+    return _number(value, _VOLUME_ALLOWED, 0.0, MAX_VOLUME)
+
+
+def _check_capacity(value: object) -> object:
+    return _number(value, _CAPACITY_ALLOWED, MIN_CAPACITY, MAX_CAPACITY)
+
+
+def _count(name: str) -> BeforeValidator:
+    """An operator count: an integral JSON number (``2`` or ``2.0``) from 0 to
+    ``MAX_OPERATORS``, as an ``int``."""
+    allowed = f"{name} must be an integer from 0 to {MAX_OPERATORS}"
+
+    def check(value: object) -> object:
+        if value is None and name == "max_operators":
+            return None
+        number = _number(value, allowed, 0, MAX_OPERATORS)
+        if not float(number).is_integer():  # type: ignore[arg-type]
+            raise ValueError(allowed)
+        return int(number)  # type: ignore[call-overload]
+
+    return BeforeValidator(check)
 
 
 class ComponentSpec(BaseModel):
     """A filter or a guard: its ``name`` and its parameters, e.g. ``{"name": "tvd",
     "lam_per_sigma": 10}``; omitted parameters take their defaults."""
 
-    model_config = ConfigDict(
-        strict=True,
-        extra="allow",
-        json_schema_extra={"examples": [{"name": "tvd", "lam_per_sigma": 10.0}]},
-    )
+    model_config = ConfigDict(strict=True, extra="allow")
 
-    name: str
+    name: str = Field(max_length=64)
 
 
 class PolicySpec(BaseModel):
@@ -50,26 +95,47 @@ class PolicySpec(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    capacity: float = Field(description="Tuples/s one operator handles, > 0.")
-    min_operators: int = Field(default=1, description="Fewest operators, >= 0.")
-    max_operators: int | None = Field(
-        default=None, description="Most operators, or null for no limit."
+    capacity: Annotated[float, BeforeValidator(_check_capacity)] = Field(
+        ge=MIN_CAPACITY, le=MAX_CAPACITY, description="Tuples/s one operator handles, > 0."
+    )
+    min_operators: Annotated[int, _count("min_operators")] = Field(
+        default=1, ge=0, le=MAX_OPERATORS, description="Fewest operators, >= 0."
+    )
+    max_operators: Annotated[int | None, _count("max_operators")] = Field(
+        default=None,
+        ge=0,
+        le=MAX_OPERATORS,
+        description="Most operators (>= min_operators), or null for no limit.",
     )
 
 
 class StreamConfig(BaseModel):
     """What ``PUT /v1/streams/{stream_id}`` takes: the stream's Scaler and its first count."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "filter": {"name": "tvd", "lam_per_sigma": 10.0},
+                    "policy": {"capacity": 50.0, "min_operators": 1, "max_operators": 100},
+                    "guards": [{"name": "cooldown", "down": 60.0}],
+                    "operators": 4,
+                }
+            ]
+        },
+    )
 
     filter: ComponentSpec = Field(description="The denoiser, e.g. {'name': 'tvd'}.")
     policy: PolicySpec
     guards: list[ComponentSpec] = Field(
         default=[],
+        max_length=16,
         description="Guards applied in this order, e.g. [{'name': 'cooldown', 'down': 60}].",
     )
-    operators: int = Field(
-        default=1, description="Operators running before the first sample, >= 0."
+    operators: Annotated[int, _count("operators")] = Field(
+        default=1, ge=0, le=MAX_OPERATORS, description="Operators running before the first sample."
     )
 
 
@@ -79,10 +145,12 @@ class Sample(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     t: Annotated[float, BeforeValidator(_check_t)] = Field(
-        description="Time, seconds from any origin; strictly increasing within a stream."
+        ge=-MAX_ABS_T,
+        le=MAX_ABS_T,
+        description="Time, seconds from any origin; strictly increasing within a stream.",
     )
     volume: Annotated[float, BeforeValidator(_check_volume)] = Field(
-        description="Input volume, tuples/s, finite and >= 0."
+        ge=0.0, le=MAX_VOLUME, description="Input volume, tuples/s."
     )
 
 
@@ -125,9 +193,12 @@ class StreamOut(BaseModel):
 
 
 class StreamList(BaseModel):
-    """Every stream, by id."""
+    """A page of streams, by id."""
 
     streams: list[StreamOut]
+    next_after: str | None = Field(
+        description="Pass as ?after= for the next page; null when this page is the last."
+    )
 
 
 class HistoryOut(BaseModel):
@@ -162,7 +233,8 @@ class FieldError(BaseModel):
     )
     value: JsonValue = Field(
         description="The value received; null when missing, 'NaN', 'Infinity' or '-Infinity' "
-        "for numbers JSON cannot hold."
+        f"for numbers JSON cannot hold; a string of its first {SHOWN_CHARS} characters of "
+        "JSON and '...' when longer."
     )
     allowed: str = Field(description="What would be accepted.")
     message: str = Field(description="The whole story in one sentence.")
@@ -175,7 +247,7 @@ class FieldError(BaseModel):
         >>> FieldError.of("samples[0].volume", float("nan"), "volume must be >= 0").message
         'samples[0].volume=NaN is not allowed: volume must be >= 0'
         """
-        shown = json_safe(value)
+        shown = _shown(value)
         if message is None:
             bare = isinstance(value, float) and not math.isfinite(value)
             text = str(shown) if bare else json.dumps(shown)
@@ -206,7 +278,24 @@ class Problem(BaseModel):
     )
 
 
-def json_safe(value: Any) -> JsonValue:
+def _shown(value: Any) -> JsonValue:
+    """``value`` for an error body: as is when its JSON is short, else the start of its JSON.
+
+    >>> _shown(list(range(100)))[:12], len(_shown(list(range(100))))
+    ('[0, 1, 2, 3,', 203)
+    >>> _shown(10**400)[:6]
+    '100000'
+    """
+    safe = json_safe(value, depth=4)
+    if isinstance(safe, bool | float) or safe is None:
+        return safe
+    text = safe if isinstance(safe, str) else json.dumps(safe)
+    if len(text) <= SHOWN_CHARS:
+        return safe
+    return text[:SHOWN_CHARS] + "..."
+
+
+def json_safe(value: Any, depth: int = 64) -> JsonValue:
     """``value`` as JSON can hold it: non-finite floats as strings, other objects by ``repr``.
 
     >>> json_safe({"t": float("nan"), "volume": [1.0, float("-inf")], "x": object})
@@ -214,10 +303,26 @@ def json_safe(value: Any) -> JsonValue:
     """
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        # Python refuses str() of integers above 4,300 digits; keep the head and the size.
+        return _big_int(value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    # Only the first items of containers and the first levels of nesting: enough to show,
+    # bounded work whatever the input.
+    if depth <= 0:
+        return "..."
     if isinstance(value, dict):
-        return {str(key): json_safe(item) for key, item in value.items()}
+        items = list(value.items())
+        return {str(key): json_safe(item, depth - 1) for key, item in items[:SHOWN_CHARS]}
     if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return repr(value)
+        return [json_safe(item, depth - 1) for item in value[:SHOWN_CHARS]]
+    return repr(value)[:SHOWN_CHARS]
+
+
+def _big_int(value: int) -> str:
+    """The digits of ``value``, cut to ``SHOWN_CHARS``; Python refuses ``str()`` above 4,300."""
+    if value.bit_length() < 14_000:
+        text = str(value)
+        return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} digits)"
+    return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"

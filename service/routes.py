@@ -5,12 +5,15 @@ hop per request, except small sample batches, which ``StreamService.post_samples
 apply on the event loop (see there).
 
 ``probes`` holds ``/healthz`` and ``/readyz``; ``api`` the rest. The bearer tokens are checked
-by ``service.app.TokenMiddleware`` for every path but ``/healthz``.
+by ``service.app.TokenMiddleware`` for every path but ``/healthz``. Bodies are read by
+``service.body.JSONRoute`` (415, 400, 413 before validation).
+
+The OpenAPI document links each operation to those that follow it (``LINKS``): PUT a stream,
+then POST its samples, then GET its decision, history and metric; a fuzzer follows them.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from http import HTTPStatus
 from typing import Annotated, Any, cast
 
@@ -19,6 +22,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 
 from scaling import Decision
+from service.body import JSONRoute
 from service.metrics import Metrics
 from service.models import (
     STREAM_ID_ALLOWED,
@@ -34,8 +38,8 @@ from service.models import (
     StreamList,
     StreamOut,
 )
-from service.storage import StoredStream
-from service.streams import ServiceError, StreamService
+from service.storage import StorageUnavailable, StoredStream
+from service.streams import ServiceError, StreamService, Unavailable
 
 
 async def get_streams(request: Request) -> StreamService:
@@ -59,8 +63,26 @@ def _problems(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": Problem, "description": HTTPStatus(code).phrase} for code in codes}
 
 
-probes = APIRouter(tags=["probes"])
-api = APIRouter(responses=_problems(401))
+# Statuses every route that reads the database or a body may answer.
+_STORAGE = _problems(503)
+_BODY = _problems(400, 413, 415, 422)
+
+_STREAM_ID = {"stream_id": "$request.path.stream_id"}
+LINKS: dict[str, dict[str, Any]] = {
+    "PostSamples": {"operationId": "post_samples", "parameters": _STREAM_ID},
+    "GetStream": {"operationId": "get_stream", "parameters": _STREAM_ID},
+    "GetDecision": {"operationId": "latest_decision", "parameters": _STREAM_ID},
+    "GetHistory": {"operationId": "history", "parameters": _STREAM_ID},
+    "GetMetric": {"operationId": "metric", "parameters": _STREAM_ID},
+}
+
+
+def _links(*names: str) -> dict[str, Any]:
+    return {name: LINKS[name] for name in names}
+
+
+probes = APIRouter(tags=["probes"], route_class=JSONRoute)
+api = APIRouter(responses={**_problems(401), **_STORAGE}, route_class=JSONRoute)
 
 
 @probes.get("/healthz")
@@ -71,12 +93,20 @@ async def healthz() -> Status:
 
 @probes.get("/readyz", responses=_problems(401, 503))
 async def readyz(streams: StreamsDep) -> Status:
-    """Readiness: 200 when the storage answers, else 503."""
+    """Readiness: 200 when the storage answers (and, after a failed write, takes a write),
+    else 503."""
     try:
         await run_in_threadpool(streams.storage.ping)
-    except (sqlite3.Error, RuntimeError) as error:
+    except StorageUnavailable as error:
+        raise Unavailable(error) from None
+    except RuntimeError as error:
         raise ServiceError(503, f"the storage does not answer: {error}") from error
     return Status(status="ready")
+
+
+# HEAD for the probes (load balancers use it); kept out of the OpenAPI document.
+probes.add_api_route("/healthz", healthz, methods=["HEAD"], include_in_schema=False)
+probes.add_api_route("/readyz", readyz, methods=["HEAD"], include_in_schema=False)
 
 
 @probes.get(
@@ -89,28 +119,59 @@ async def readyz(streams: StreamsDep) -> Status:
 )
 async def prometheus_metrics(metrics: MetricsDep) -> Response:
     """Every series in the Prometheus text format (see ``service.metrics``)."""
-    return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    return Response(await run_in_threadpool(metrics.render), media_type=CONTENT_TYPE_LATEST)
 
 
-@api.get("/v1/streams", tags=["streams"])
-async def list_streams(streams: StreamsDep) -> StreamList:
-    """Every stream, by id."""
-    stored = await run_in_threadpool(streams.list_streams)
-    return StreamList(streams=[_stream_out(stream) for stream in stored])
+@api.get("/v1/streams", tags=["streams"], responses=_problems(422))
+async def list_streams(
+    streams: StreamsDep,
+    after: Annotated[
+        str | None,
+        Query(pattern=STREAM_ID_PATTERN, description="Only streams whose id sorts after this."),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Most streams.")] = 100,
+) -> StreamList:
+    """The streams by id, a page at a time."""
+    stored = await run_in_threadpool(streams.list_streams, after, limit)
+    return StreamList(
+        streams=[_stream_out(stream) for stream in stored],
+        next_after=stored[-1].id if len(stored) == limit else None,
+    )
 
 
 @api.put(
     "/v1/streams/{stream_id}",
     tags=["streams"],
     status_code=201,
-    responses={200: {"model": StreamOut, "description": "Replaced"}, **_problems(413, 422)},
+    responses={
+        201: {"description": "Created", "links": _links("PostSamples", "GetStream")},
+        200: {
+            "model": StreamOut,
+            "description": "Unchanged (same configuration), or replaced (reset=true)",
+            "links": _links("PostSamples", "GetStream"),
+        },
+        **_problems(409),
+        **_BODY,
+    },
 )
 async def put_stream(
-    stream_id: StreamId, config: StreamConfig, streams: StreamsDep, response: Response
+    stream_id: StreamId,
+    config: StreamConfig,
+    streams: StreamsDep,
+    response: Response,
+    reset: Annotated[
+        bool,
+        Query(
+            description="Replace an existing stream that has another configuration, "
+            "forgetting its state and history. Without it, such a PUT is refused (409)."
+        ),
+    ] = False,
 ) -> StreamOut:
-    """Create the stream (201), or replace it (200): its state and history start afresh."""
-    stream, created = await run_in_threadpool(streams.put, stream_id, config)
-    response.status_code = 201 if created else 200
+    """Create the stream (201). The same configuration again changes nothing (200); another
+    one replaces the stream, state and history afresh, only with ``reset=true`` (200), else
+    409."""
+    stream, outcome = await run_in_threadpool(streams.put, stream_id, config, reset=reset)
+    response.status_code = 201 if outcome == "created" else 200
     return _stream_out(stream)
 
 
@@ -129,7 +190,11 @@ async def delete_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
 @api.post(
     "/v1/streams/{stream_id}/samples",
     tags=["streams"],
-    responses=_problems(404, 409, 413, 422),
+    responses={
+        200: {"description": "Applied", "links": _links("GetDecision", "GetHistory", "GetMetric")},
+        **_problems(404, 409),
+        **_BODY,
+    },
 )
 async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: StreamsDep) -> BatchOut:
     """Apply a batch of samples, all or none, and answer the decisions.

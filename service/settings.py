@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, cast
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from starlette.requests import Request
 
@@ -38,12 +38,39 @@ class Settings(BaseSettings):
     )
     max_batch: int = Field(default=10_000, ge=1, description="Most samples per POST (else 413).")
     max_body_bytes: int = Field(
-        default=16 * 1024 * 1024, ge=1, description="Largest request body, bytes (else 413)."
+        default=1024 * 1024,
+        ge=1024,
+        description="Largest request body, bytes (else 413); 1 MiB holds 10,000 samples.",
     )
     retention: int = Field(
         default=100_000,
         ge=1,
         description="Samples and decisions kept per stream; older ones are pruned.",
+    )
+    cache_streams: int = Field(
+        default=1024,
+        ge=1,
+        description="Streams whose Scaler stays in memory (the ones used last); the others "
+        "are rebuilt from the database when they get samples.",
+    )
+    stream_metrics: int = Field(
+        default=1000,
+        ge=0,
+        description="Streams with series of their own in /metrics (the first by id, then "
+        "new ones while there is room); the rest are counted in steadyscale_streams_untracked.",
+    )
+    header_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection may take to send a request's headers (else closed).",
+    )
+    busy_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="Seconds a write waits for another process's lock on the database "
+        "(a backup, the sqlite3 shell) before answering 503.",
     )
     fsync: bool = Field(
         default=False,
@@ -68,13 +95,34 @@ class Settings(BaseSettings):
     @field_validator("tokens", mode="before")
     @classmethod
     def _split_tokens(cls, value: Any) -> Any:
+        given = value
         if isinstance(value, str):
             text = value.strip()
+            if not text:
+                return []
             value = json.loads(text) if text.startswith("[") else text.split(",")
         if isinstance(value, list):
             stripped = [token.strip() if isinstance(token, str) else token for token in value]
-            return [token for token in stripped if token != ""]
+            tokens = [token for token in stripped if token != ""]
+            if value and not tokens:
+                # ' , ' would otherwise switch authentication off without a word.
+                raise ValueError(
+                    f"tokens={given!r} holds no token: give at least one non-blank token, or "
+                    "leave STEADYSCALE_TOKENS unset for no authentication"
+                )
+            return tokens
         return value
+
+    @model_validator(mode="after")
+    def _retention_holds_a_batch(self) -> Settings:
+        # A client resends a batch it got no answer for; its samples are recognised as
+        # duplicates only while they are retained.
+        if self.retention < self.max_batch:
+            raise ValueError(
+                f"retention={self.retention} is not allowed with max_batch={self.max_batch}: "
+                "retention must be >= max_batch, so that a resent batch is recognised"
+            )
+        return self
 
     @property
     def database(self) -> Path:

@@ -24,12 +24,20 @@ survives the process being killed; only an operating-system crash or power loss 
 last commits. ``fsync=True`` (``synchronous=FULL``) makes commits survive those too, at the
 cost of a disk flush per commit.
 
+Trouble with the file itself (another process holding the write lock past ``busy_timeout``, a
+full disk, an I/O error, a read-only file) raises ``StorageUnavailable``, which the service
+answers 503: the request may be retried, nothing was stored. After a failed write, ``ping`` (the
+readiness probe) tries a real write, so the service reports not ready until writes work again.
+
+The directory is created private (0700) and the files are the owner's alone (0600): they hold
+every stream's configuration and history.
+
 >>> import tempfile
 >>> from pathlib import Path
 >>> from scaling import Decision
 >>> storage = Storage(Path(tempfile.mkdtemp()) / "steadyscale.db")
 >>> storage.put_stream("orders", {"filter": {"name": "raw"}}, 1, {"t": None})
-True
+'created'
 >>> decision = Decision(0.0, 120.0, 120.0, 1, 3, "up", "filtered 120.0 needs 3 > 1")
 >>> revision = storage.append("orders", storage.get_stream("orders").revision, [decision],
 ...                           {"t": 0.0}, retention=1000)
@@ -41,6 +49,7 @@ True
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import uuid
@@ -48,7 +57,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from scaling import Decision
 
@@ -64,6 +73,10 @@ CREATE TABLE IF NOT EXISTS streams (
     t REAL,
     retained INTEGER NOT NULL,
     revision TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS probe (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    count INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS decisions (
     stream TEXT NOT NULL,
@@ -105,22 +118,50 @@ class StaleRevision(Exception):
     """The stream changed, or was removed, since the revision given was read."""
 
 
+class StorageUnavailable(Exception):
+    """The database cannot be read or written now (locked by another process past the busy
+    timeout, disk full, I/O error, read-only); nothing was stored. ``reason`` is SQLite's."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"the database {path} is unavailable: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class StorageBusy(Exception):
+    """Another writer holds the database, and the caller chose not to wait (``wait=False``)."""
+
+
 class Storage:
     """Streams, Scaler states and decisions in the SQLite file ``path`` (created with its
     directory).
 
     Safe to share between threads: each call takes a connection from a pool (one per
-    concurrent caller at most) and gives it back.
+    concurrent caller at most) and gives it back. A write waits at most ``busy_timeout``
+    seconds for another process's write lock, then raises ``StorageUnavailable``.
+
+    Raises ``OSError`` naming the path when the directory or the file cannot be created or
+    opened.
     """
 
-    def __init__(self, path: Path, *, fsync: bool = False) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, *, fsync: bool = False, busy_timeout: float = 5.0) -> None:
         self.path = path
         self._synchronous = "FULL" if fsync else "NORMAL"
+        self._busy_timeout = busy_timeout
         self._idle: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
+        self.write_failure: str | None = None
+        prepare_file(path)
+        try:
+            self._initialise()
+        except (sqlite3.Error, StorageUnavailable) as error:
+            self.close()
+            raise OSError(f"cannot open the database {path}: {error}") from error
+
+    def _initialise(self) -> None:
+        path = self.path
         with self._connection() as db:
             db.execute("PRAGMA journal_mode=WAL")
             version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -141,17 +182,40 @@ class Storage:
             connection.close()
 
     def ping(self) -> None:
-        """Raise ``sqlite3.Error`` (or ``RuntimeError`` once closed) unless the database
-        answers."""
-        with self._connection() as db:
-            db.execute("SELECT 1 FROM streams LIMIT 1").fetchall()
+        """Raise ``StorageUnavailable`` (or ``RuntimeError`` once closed) unless the database
+        answers; after a failed write, unless a write succeeds now."""
+        if self.write_failure is None:
+            with self._connection() as db:
+                db.execute("SELECT 1 FROM streams LIMIT 1").fetchall()
+            return
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO probe VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET count = count + 1"
+            )
 
     def put_stream(
-        self, stream_id: str, spec: dict[str, Any], initial_operators: int, state: dict[str, Any]
-    ) -> bool:
-        """Create the stream, or replace it and forget its decisions; ``True`` if created."""
+        self,
+        stream_id: str,
+        spec: dict[str, Any],
+        initial_operators: int,
+        state: dict[str, Any],
+        *,
+        replace: bool = True,
+    ) -> Literal["created", "unchanged", "replaced", "different"]:
+        """Create the stream, or replace it and forget its decisions, in one transaction.
+
+        Returns ``"created"``, or ``"replaced"`` (``replace=True``). With ``replace=False`` an
+        existing stream is left as it is: ``"unchanged"`` if it has this ``spec`` and
+        ``initial_operators``, else ``"different"``.
+        """
+        encoded = _dumps(state)
         with self._transaction() as db:
-            created = db.execute("SELECT 1 FROM streams WHERE id = ?", (stream_id,)).fetchone()
+            row = db.execute(
+                "SELECT spec, initial_operators FROM streams WHERE id = ?", (stream_id,)
+            ).fetchone()
+            if row is not None and not replace:
+                same = json.loads(row[0]) == spec and row[1] == initial_operators
+                return "unchanged" if same else "different"
             db.execute("DELETE FROM decisions WHERE stream = ?", (stream_id,))
             db.execute(
                 "INSERT OR REPLACE INTO streams VALUES (?, ?, ?, ?, ?, NULL, 0, ?)",
@@ -159,12 +223,12 @@ class Storage:
                     stream_id,
                     json.dumps(spec),
                     initial_operators,
-                    _dumps(state),
+                    encoded,
                     initial_operators,
                     uuid.uuid4().hex,
                 ),
             )
-        return created is None
+        return "created" if row is None else "replaced"
 
     def delete_stream(self, stream_id: str) -> bool:
         """Remove the stream and its decisions; ``False`` if there was no such stream."""
@@ -180,11 +244,20 @@ class Storage:
             ).fetchone()
         return None if row is None else _stream(row)
 
-    def list_streams(self) -> list[StoredStream]:
-        """Every stream, by id."""
+    def list_streams(self, after: str | None = None, limit: int = -1) -> list[StoredStream]:
+        """The streams by id: the first ``limit`` (all when negative) with ids after
+        ``after``."""
         with self._connection() as db:
-            rows = db.execute(f"SELECT {_STREAM_COLUMNS} FROM streams ORDER BY id").fetchall()
+            rows = db.execute(
+                f"SELECT {_STREAM_COLUMNS} FROM streams WHERE id > ? ORDER BY id LIMIT ?",
+                ("" if after is None else after, limit),
+            ).fetchall()
         return [_stream(row) for row in rows]
+
+    def stream_ids(self) -> list[str]:
+        """Every stream's id, in order."""
+        with self._connection() as db:
+            return [row[0] for row in db.execute("SELECT id FROM streams ORDER BY id")]
 
     def load(self, stream_id: str) -> tuple[StoredStream, dict[str, Any]] | None:
         """The stream and its Scaler state (as one read), or ``None``."""
@@ -217,21 +290,26 @@ class Storage:
         state: dict[str, Any],
         *,
         retention: int,
+        wait: bool = True,
     ) -> str:
         """Store decisions (in increasing ``t``, after the stream's last) and the new state.
 
         One transaction: the decisions, the state, the pruning of all but the stream's newest
         ``retention`` decisions, and a new revision, which is returned. Raises
-        ``StaleRevision``, storing nothing, unless the stream is still at ``revision``.
+        ``StaleRevision``, storing nothing, unless the stream is still at ``revision``, and
+        ``NonFiniteState``, storing nothing, if ``state`` holds NaN or ±inf. With
+        ``wait=False``, raises ``StorageBusy`` (storing nothing) instead of waiting for another
+        writer, of this process or another.
         """
         last = decisions[-1]
         new_revision = uuid.uuid4().hex
-        with self._transaction() as db:
+        encoded = _dumps(state)
+        with self._transaction(wait=wait) as db:
             updated = db.execute(
                 "UPDATE streams SET state = ?, operators = ?, t = ?, retained = retained + ?, "
                 "revision = ? WHERE id = ? AND revision = ? RETURNING retained",
                 (
-                    _dumps(state),
+                    encoded,
                     last.operators,
                     last.t,
                     len(decisions),
@@ -303,34 +381,82 @@ class Storage:
             if self._closed:
                 raise RuntimeError(f"storage {self.path} is closed")
             connection = self._idle.pop() if self._idle else None
-        if connection is None:
-            connection = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            connection.execute(f"PRAGMA synchronous={self._synchronous}")
         try:
+            if connection is None:
+                connection = sqlite3.connect(
+                    self.path,
+                    timeout=self._busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                connection.execute(f"PRAGMA synchronous={self._synchronous}")
             yield connection
+        except sqlite3.OperationalError as error:
+            # Locked past the timeout, disk full, I/O error, read-only: the file's trouble,
+            # not the request's. Other errors (integrity, programming) are bugs: let them out.
+            raise StorageUnavailable(self.path, str(error)) from error
         finally:
-            with self._guard:
-                keep = not self._closed
-                if keep:
-                    self._idle.append(connection)
-            if not keep:
-                connection.close()
+            if connection is not None:
+                self._give_back(connection)
+
+    def _give_back(self, connection: sqlite3.Connection) -> None:
+        with self._guard:
+            keep = not self._closed
+            if keep:
+                self._idle.append(connection)
+        if not keep:
+            connection.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, *, wait: bool = True) -> Iterator[sqlite3.Connection]:
         # SQLite lets one writer at a time in; queueing this process's writers on a lock
         # spares them SQLite's busy handler, which polls with sleeps of up to 100 ms.
-        with self._connection() as db, self._write_lock:
+        if not self._write_lock.acquire(blocking=wait):
+            raise StorageBusy(self.path)
+        try:
+            with self._connection() as db:
+                if not wait:
+                    db.execute("PRAGMA busy_timeout = 0")
+                try:
+                    self._begin(db, wait)
+                    try:
+                        yield db
+                        db.execute("COMMIT")
+                    except BaseException:
+                        if db.in_transaction:
+                            db.execute("ROLLBACK")
+                        raise
+                finally:
+                    if not wait:
+                        db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+        except StorageUnavailable as error:
+            self.write_failure = error.reason
+            raise
+        finally:
+            self._write_lock.release()
+        self.write_failure = None
+
+    def _begin(self, db: sqlite3.Connection, wait: bool) -> None:
+        try:
             db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+        except sqlite3.OperationalError as error:
+            if not wait and error.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise StorageBusy(self.path) from error
+            raise
+
+
+def prepare_file(path: Path) -> None:
+    """Create ``path``'s directory (0700) and the file itself (0600) if missing; make an
+    existing file 0600. SQLite gives its -wal and -shm files the database file's mode."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.chmod(path, 0o600)
+    except OSError as error:
+        raise OSError(
+            f"cannot use {path} for the database: {error.strerror or error} "
+            "(the data directory must be a writable directory)"
+        ) from error
 
 
 def _stream(row: Sequence[Any]) -> StoredStream:
@@ -338,5 +464,12 @@ def _stream(row: Sequence[Any]) -> StoredStream:
     return StoredStream(stream_id, json.loads(spec), initial_operators, operators, t, revision)
 
 
+class NonFiniteState(ValueError):
+    """A state holding NaN or ±inf: stored, it could never be loaded again."""
+
+
 def _dumps(state: dict[str, Any]) -> str:
-    return json.dumps(state, separators=(",", ":"))
+    try:
+        return json.dumps(state, separators=(",", ":"), allow_nan=False)
+    except ValueError as error:
+        raise NonFiniteState(f"the state holds a number JSON cannot: {error}") from None

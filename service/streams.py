@@ -13,10 +13,22 @@
    one transaction, conditional on the stream being unchanged in the database since its Scaler
    was loaded.
 
-The database is the truth; the cache only saves rebuilding the Scaler for every batch. If
-anything fails after the Scaler has seen a sample, the cache entry is dropped, so the next batch
-starts again from the stored state. If the stream changed in the database meanwhile (another
-process on the same file), the batch is redone on the stored state.
+The database is the truth; the cache (the ``cache_size`` streams used last) only saves
+rebuilding the Scaler for every batch. If anything fails after the Scaler has seen a sample, the
+cache entry is dropped, so the next batch starts again from the stored state. If the stream
+changed in the database meanwhile (another process on the same file), the batch is redone on
+the stored state.
+
+A batch the Scaler cannot follow (its filter or policy refuses a value it computed, or a
+decision or the new state is not finite) is refused whole (422, ``UnfollowableSample``) before
+anything is stored: a non-finite state, once stored, could never be loaded again. The Scaler
+advances its filter before its policy checks the filtered value, so this is checked here, by
+rebuilding the Scaler from the stored state after a refused batch.
+
+``put`` with the configuration a stream already has changes nothing; another configuration
+replaces the stream (and forgets its state and history) only when asked (``reset=True``),
+otherwise it is refused (409): a deployment that PUTs its configuration at every start must
+not erase its streams.
 
 Duplicates are recognised as long as the sample is retained (the newest ``retention`` samples
 of the stream); an older sample sent again is refused like any other late sample.
@@ -30,7 +42,7 @@ of the stream); an older sample sent again is refused like any other late sample
 >>> config = StreamConfig.model_validate({"filter": {"name": "raw"},
 ...                                       "policy": {"capacity": 50.0}})
 >>> service.put("orders", config)[1]
-True
+'created'
 >>> batch = [Sample(t=0.0, volume=120.0), Sample(t=1.0, volume=260.0)]
 >>> [d.operators for d in service.post_samples("orders", batch).decisions]
 [3, 6]
@@ -42,39 +54,50 @@ True
 from __future__ import annotations
 
 import functools
-import re
+import math
 import threading
+import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from filters import make_filter
+from filters.base import ParameterError
+from filters.tvd import MAX_WINDOW
 from scaling import Decision, Scaler, ThresholdPolicy, make_guard
 from service.metrics import Metrics
 from service.models import FieldError, Sample, SampleRef, StreamConfig
-from service.storage import StaleRevision, Storage, StoredStream
+from service.storage import (
+    NonFiniteState,
+    StaleRevision,
+    Storage,
+    StorageBusy,
+    StorageUnavailable,
+    StoredStream,
+)
 
 T = TypeVar("T")
 
-# Batches up to this many samples may be applied on the event loop (post_samples_async): about
-# 2 ms of work at most, like parsing their JSON, which FastAPI does on the loop anyway.
+# Batches up to this many samples may be applied on the event loop (post_samples_async), when
+# the stream's last batches cost at most INLINE_SECONDS for that many samples (a slow filter,
+# e.g. tvd's "mm" method, never runs on the loop).
 INLINE_BATCH = 128
+INLINE_SECONDS = 0.002
+
+# Streams whose Scaler stays cached (about 10 KB each); the rest are rebuilt from storage.
+CACHE_SIZE = 1024
+
+# Operators a decision may ask for and still be stored (SQLite integers are 64-bit).
+_MAX_DECIDED = 2**53
 
 # A batch is redone when the stream changed in the database since its Scaler was loaded; each
 # retry means another writer committed, so a few always suffice unless writers keep racing.
 _ATTEMPTS = 5
-
-# The ValueError messages of make_filter, make_guard, ThresholdPolicy and Scaler name the
-# parameter in one of these forms.
-_NOT_ALLOWED = re.compile(
-    r"(?P<param>\w+)=.*? is not allowed(?: with [^:]*)?: (?P<allowed>.*)", re.S
-)
-_UNKNOWN = re.compile(r"unknown parameter '(?P<param>\w+)'; (?P<allowed>.*)", re.S)
-_NAME = re.compile(r"(?:^name=.* is not an? \w+|has no 'name'); (?P<allowed>.*)", re.S)
 
 
 class ServiceError(HTTPException):
@@ -144,8 +167,44 @@ class SampleConflict(ServiceError):
         super().__init__(409, message, [error], sample=culprit)
 
 
+class UnfollowableSample(ServiceError):
+    """A sample the stream's Scaler cannot follow (422): what it computed from it is not a
+    finite number, or its filter or policy refused it. Nothing of the batch is applied."""
+
+    def __init__(self, index: int, sample: Sample, why: str) -> None:
+        allowed = "a volume the stream's filter and policy can follow to finite values"
+        message = f"samples[{index}].volume={sample.volume!r} cannot be followed: {why}"
+        error = FieldError.of(f"samples[{index}].volume", sample.volume, allowed, message)
+        culprit = SampleRef(index=index, t=sample.t, volume=sample.volume)
+        super().__init__(422, message, [error], sample=culprit)
+
+
+class ConfigConflict(ServiceError):
+    """A PUT of another configuration onto an existing stream, without ``reset`` (409)."""
+
+    def __init__(self, stream_id: str) -> None:
+        allowed = (
+            "true, to replace the stream and forget its state and history; or the stream's "
+            "current configuration (GET it), which changes nothing"
+        )
+        message = (
+            f"stream {stream_id!r} exists with another configuration; PUT with ?reset=true "
+            "replaces it and forgets its state and history"
+        )
+        super().__init__(409, message, [FieldError.of("reset", False, allowed, message)])
+
+
+class Unavailable(ServiceError):
+    """The storage cannot serve the request now (503); nothing was stored, retry later."""
+
+    def __init__(self, error: StorageUnavailable) -> None:
+        message = f"the storage is unavailable, nothing was stored; retry later: {error.reason}"
+        super().__init__(503, message, headers={"Retry-After": "1"})
+
+
 class StreamBusy(Exception):
-    """The stream's lock is held, and the caller chose not to wait."""
+    """The stream's lock (or the database's write lock) is held, and the caller chose not to
+    wait."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +222,8 @@ class _Loaded:
     scaler: Scaler
     revision: str
     last_t: float | None
+    # Seconds per sample of the last batch (filtering and commit); None before the first.
+    cost: float | None = None
 
 
 class StreamService:
@@ -170,7 +231,8 @@ class StreamService:
 
     ``retention`` decisions are kept per stream; batches above ``max_batch`` samples are
     refused; ``post_samples_async`` applies batches of up to ``inline_batch`` samples on the
-    event loop. ``metrics``, when given, follows every decision.
+    event loop; the Scalers of the ``cache_size`` streams used last stay in memory. ``metrics``,
+    when given, follows every decision.
     """
 
     def __init__(
@@ -180,6 +242,7 @@ class StreamService:
         retention: int,
         max_batch: int,
         inline_batch: int = 0,
+        cache_size: int = CACHE_SIZE,
         metrics: Metrics | None = None,
     ) -> None:
         self.storage = storage
@@ -191,10 +254,10 @@ class StreamService:
         self._locks: weakref.WeakValueDictionary[str, threading.Lock] = (
             weakref.WeakValueDictionary()
         )
-        self._scalers: dict[str, _Loaded] = {}
+        self.cache_size = cache_size
+        self._scalers: OrderedDict[str, _Loaded] = OrderedDict()
         if metrics is not None:
-            streams = [stream.id for stream in storage.list_streams()]
-            metrics.restore(streams, storage.latest_decisions())
+            metrics.restore(storage.stream_ids(), storage.latest_decisions())
 
     def lock(self, stream_id: str) -> threading.Lock:
         """The lock that serialises changes to the stream (held while applying one)."""
@@ -204,19 +267,25 @@ class StreamService:
                 lock = self._locks[stream_id] = threading.Lock()
             return lock
 
-    def put(self, stream_id: str, config: StreamConfig) -> tuple[StoredStream, bool]:
-        """Create or replace the stream (history and state start afresh); ``True`` if
-        created. Raises ``InvalidInput`` naming each bad field."""
+    def put(
+        self, stream_id: str, config: StreamConfig, *, reset: bool = False
+    ) -> tuple[StoredStream, Literal["created", "unchanged", "replaced"]]:
+        """Create the stream; keep it as it is if it has this configuration; replace it
+        (state and history start afresh) only with ``reset``. Raises ``InvalidInput`` naming
+        each bad field, ``ConfigConflict`` for another configuration without ``reset``."""
         scaler = build_scaler(config)
         with self.lock(stream_id):
-            self._scalers.pop(stream_id, None)
-            created = self.storage.put_stream(
-                stream_id, scaler.spec, config.operators, scaler.state_dict()
+            outcome = self.storage.put_stream(
+                stream_id, scaler.spec, config.operators, scaler.state_dict(), replace=reset
             )
-            if self._metrics is not None:
-                self._metrics.forget(stream_id)
-                self._metrics.created(stream_id)
-            return self.get(stream_id), created
+            if outcome == "different":
+                raise ConfigConflict(stream_id)
+            if outcome != "unchanged":
+                self._forget(stream_id)
+                if self._metrics is not None:
+                    self._metrics.forget(stream_id)
+                    self._metrics.created(stream_id)
+            return self.get(stream_id), outcome
 
     def get(self, stream_id: str) -> StoredStream:
         """The stream; raises ``StreamNotFound``."""
@@ -225,16 +294,16 @@ class StreamService:
             raise StreamNotFound(stream_id)
         return stream
 
-    def list_streams(self) -> list[StoredStream]:
-        """Every stream, by id."""
-        return self.storage.list_streams()
+    def list_streams(self, after: str | None = None, limit: int = -1) -> list[StoredStream]:
+        """The first ``limit`` streams (all when negative) with ids after ``after``, by id."""
+        return self.storage.list_streams(after, limit)
 
     def delete(self, stream_id: str) -> StoredStream:
         """Remove the stream and its history; returns it as it was. Raises
         ``StreamNotFound``."""
         with self.lock(stream_id):
             stream = self.get(stream_id)
-            self._scalers.pop(stream_id, None)
+            self._forget(stream_id)
             self.storage.delete_stream(stream_id)
             if self._metrics is not None:
                 self._metrics.forget(stream_id)
@@ -245,8 +314,9 @@ class StreamService:
     ) -> BatchResult:
         """Apply a batch atomically; see the module docstring.
 
-        Raises ``BatchTooLarge``, ``StreamNotFound`` or ``SampleConflict``, changing nothing;
-        with ``wait=False``, ``StreamBusy`` instead of waiting for the stream's lock.
+        Raises ``BatchTooLarge``, ``StreamNotFound``, ``SampleConflict`` or
+        ``UnfollowableSample``, changing nothing; with ``wait=False``, ``StreamBusy`` instead of
+        waiting for the stream's lock or the database's.
         """
         if len(samples) > self.max_batch:
             raise BatchTooLarge(len(samples), self.max_batch)
@@ -256,7 +326,7 @@ class StreamService:
             raise StreamBusy(stream_id)
         try:
             for _ in range(_ATTEMPTS):
-                result = self._apply(stream_id, samples)
+                result = self._apply(stream_id, samples, wait)
                 if result is not None:
                     return result
         finally:
@@ -269,41 +339,72 @@ class StreamService:
     async def post_samples_async(self, stream_id: str, samples: Sequence[Sample]) -> BatchResult:
         """``post_samples`` from the event loop.
 
-        A batch of at most ``inline_batch`` samples whose stream's lock is free is applied right
-        here, on the loop: its work (about 0.2 ms for one sample) costs less than the hop to a
-        worker thread and back, which is what limits the rate of small batches otherwise.
-        Larger batches, and those whose stream is busy, go to the thread pool, so the loop
-        never waits for a stream nor works long on one batch.
+        A batch of at most ``inline_batch`` samples is applied right here, on the loop, when
+        its stream's Scaler is cached, its last batches cost at most ``INLINE_SECONDS`` for
+        that many samples, and neither the stream's lock nor the database's write lock is
+        held: its work (about 0.2 ms for one sample) costs less than the hop to a worker
+        thread and back, which is what limits the rate of small batches otherwise. Everything
+        else goes to the thread pool, so the loop never waits for a stream or for SQLite, nor
+        works long on one batch.
         """
-        if len(samples) <= self.inline_batch:
+        if len(samples) <= self.inline_batch and self._cheap(stream_id, len(samples)):
             try:
                 return self.post_samples(stream_id, samples, wait=False)
             except StreamBusy:
                 pass
-        return await run_in_threadpool(self.post_samples, stream_id, samples)
+            except StorageUnavailable as error:
+                raise Unavailable(error) from None
+        return await run_in_threadpool(self.post_samples_or_503, stream_id, samples)
 
-    def _apply(self, stream_id: str, samples: Sequence[Sample]) -> BatchResult | None:
+    def post_samples_or_503(self, stream_id: str, samples: Sequence[Sample]) -> BatchResult:
+        """``post_samples``, with storage trouble as ``Unavailable`` (503)."""
+        try:
+            return self.post_samples(stream_id, samples)
+        except StorageUnavailable as error:
+            raise Unavailable(error) from None
+
+    def _cheap(self, stream_id: str, count: int) -> bool:
+        with self._guard:
+            loaded = self._scalers.get(stream_id)
+        return (
+            loaded is not None
+            and loaded.cost is not None
+            and loaded.cost * count <= (INLINE_SECONDS)
+        )
+
+    def _apply(self, stream_id: str, samples: Sequence[Sample], wait: bool) -> BatchResult | None:
         """Apply the batch, the stream's lock held; ``None`` if the stream changed in the
         database since its Scaler was loaded (nothing applied: try again)."""
         loaded = self._load(stream_id)
         fresh = self._first_new(stream_id, loaded.last_t, samples)
         if fresh == len(samples):
             return BatchResult(0, len(samples), loaded.scaler.operators, [])
+        began = time.perf_counter()
         try:
-            decisions = [loaded.scaler.observe(s.volume, s.t) for s in samples[fresh:]]
+            decisions = _decide(loaded.scaler, samples, fresh)
             revision = self.storage.append(
                 stream_id,
                 loaded.revision,
                 decisions,
                 loaded.scaler.state_dict(),
                 retention=self.retention,
+                wait=wait,
             )
         except StaleRevision:
-            self._scalers.pop(stream_id, None)
+            self._forget(stream_id)
             return None
+        except StorageBusy:
+            self._forget(stream_id)
+            raise StreamBusy(stream_id) from None
+        except NonFiniteState as error:
+            self._forget(stream_id)
+            index = len(samples) - 1
+            raise UnfollowableSample(index, samples[index], str(error)) from None
         except BaseException:
-            self._scalers.pop(stream_id, None)
+            self._forget(stream_id)
             raise
+        per_sample = (time.perf_counter() - began) / len(decisions)
+        loaded.cost = per_sample if loaded.cost is None else 0.5 * (loaded.cost + per_sample)
         loaded.revision, loaded.last_t = revision, decisions[-1].t
         if self._metrics is not None:
             self._metrics.decided(stream_id, decisions)
@@ -326,16 +427,35 @@ class StreamService:
         return decisions
 
     def _load(self, stream_id: str) -> _Loaded:
-        loaded = self._scalers.get(stream_id)
-        if loaded is None:
-            stored = self.storage.load(stream_id)
-            if stored is None:
-                raise StreamNotFound(stream_id)
-            stream, state = stored
-            scaler = Scaler.from_spec(stream.spec, stream.initial_operators)
-            scaler.load_state_dict(state)
-            loaded = self._scalers[stream_id] = _Loaded(scaler, stream.revision, stream.t)
+        """The stream's cached Scaler, else one built from storage (then cached, evicting the
+        least recently used beyond ``cache_size``)."""
+        with self._guard:
+            loaded = self._scalers.get(stream_id)
+            if loaded is not None:
+                self._scalers.move_to_end(stream_id)
+                return loaded
+        stored = self.storage.load(stream_id)
+        if stored is None:
+            raise StreamNotFound(stream_id)
+        stream, state = stored
+        scaler = Scaler.from_spec(stream.spec, stream.initial_operators)
+        scaler.load_state_dict(state)
+        loaded = _Loaded(scaler, stream.revision, stream.t)
+        with self._guard:
+            self._scalers[stream_id] = loaded
+            while len(self._scalers) > self.cache_size:
+                self._scalers.popitem(last=False)
         return loaded
+
+    def _forget(self, stream_id: str) -> None:
+        """Drop the stream's cached Scaler: the next batch starts from the stored state."""
+        with self._guard:
+            self._scalers.pop(stream_id, None)
+
+    @property
+    def cached(self) -> int:
+        """Streams whose Scaler is cached now."""
+        return len(self._scalers)
 
     def _first_new(self, stream_id: str, last_t: float | None, samples: Sequence[Sample]) -> int:
         """Index of the first sample after ``last_t``; raises ``SampleConflict`` unless every
@@ -366,6 +486,26 @@ class StreamService:
         return fresh
 
 
+def _decide(scaler: Scaler, samples: Sequence[Sample], fresh: int) -> list[Decision]:
+    """The Scaler's decisions for ``samples[fresh:]``; ``UnfollowableSample`` for the first
+    it refuses or decides with a non-finite filtered value or an unstorable count."""
+    decisions = []
+    for index in range(fresh, len(samples)):
+        sample = samples[index]
+        try:
+            decision = scaler.observe(sample.volume, sample.t)
+        except (ValueError, ArithmeticError) as error:
+            raise UnfollowableSample(index, sample, str(error)) from None
+        if not math.isfinite(decision.filtered):
+            why = f"the filter's output is {decision.filtered!r}"
+            raise UnfollowableSample(index, sample, why)
+        if decision.operators > _MAX_DECIDED:
+            why = f"it needs {decision.operators} operators, more than {_MAX_DECIDED}"
+            raise UnfollowableSample(index, sample, why)
+        decisions.append(decision)
+    return decisions
+
+
 def build_scaler(config: StreamConfig) -> Scaler:
     """A fresh Scaler for ``config``; raises ``InvalidInput`` naming every bad field, with the
     messages of ``make_filter``, ``ThresholdPolicy``, ``make_guard`` and ``Scaler``."""
@@ -380,6 +520,11 @@ def build_scaler(config: StreamConfig) -> Scaler:
 
     filter_spec = config.filter.model_dump()
     policy_spec = config.policy.model_dump()
+    if filter_spec.get("method") == "mm" and filter_spec.get("window") is None:
+        # Over the whole history, every sample costs more than the one before, and the state
+        # holds every sample: a stream would slow down and grow without bound.
+        allowed = f"with method 'mm', the service needs a window from 2 to {MAX_WINDOW}"
+        errors.append(FieldError.of("filter.window", None, allowed))
     denoiser = build("filter", filter_spec, lambda: make_filter(filter_spec))
     policy = build("policy", policy_spec, lambda: ThresholdPolicy(**policy_spec))
     guards = []
@@ -409,12 +554,17 @@ def _check_increasing(samples: Sequence[Sample]) -> None:
 
 
 def _field_error(prefix: str, spec: dict[str, Any], error: ValueError) -> FieldError:
-    """``error`` (from building a part out of ``spec``) as the error of the field it names."""
+    """``error`` (from building a part out of ``spec``) as the error of the field it names:
+    a ``ParameterError`` carries its parameter, value and what is allowed; any other
+    ``ValueError`` is about the part as a whole."""
+    if isinstance(error, ParameterError):
+        field = f"{prefix}.{error.param}" if prefix else error.param
+        value = spec.get(error.param, error.value)
+        return FieldError.of(field, value, error.allowed)
+    # A plain ValueError (some guards raise one): the parameter its message starts with.
     message = str(error)
-    for pattern, param in ((_NAME, "name"), (_UNKNOWN, None), (_NOT_ALLOWED, None)):
-        match = pattern.search(message)
-        if match is not None:
-            name = param or match["param"]
-            field = f"{prefix}.{name}" if prefix else name
-            return FieldError.of(field, spec.get(name), match["allowed"])
-    return FieldError.of(prefix, spec, message)
+    for param in spec:
+        if message.startswith((f"{param}=", f"{spec.get('name')}: {param}=")):
+            field = f"{prefix}.{param}" if prefix else param
+            return FieldError.of(field, spec[param], message)
+    return FieldError.of(prefix or "config", spec, message)

@@ -83,7 +83,7 @@ def test_put_creates_then_replaces_a_stream(client: TestClient) -> None:
     assert body["config"]["guards"][1] == {"name": "cooldown", "up": 5.0, "down": 0.0}
     assert client.get("/v1/streams/clicks").json() == body
     post(client, noisy(5), "/v1/streams/clicks")
-    replaced = client.put("/v1/streams/clicks", json=body["config"])
+    replaced = client.put("/v1/streams/clicks", params={"reset": "true"}, json=body["config"])
     assert replaced.status_code == 200 and replaced.json() == body
     assert client.get("/v1/streams/clicks/history").json()["decisions"] == []
     listed = client.get("/v1/streams").json()["streams"]
@@ -131,7 +131,7 @@ def test_delete_removes_the_stream_and_answers_it(client: TestClient) -> None:
     stream = client.get(STREAM).json()
     assert client.delete(STREAM).json() == stream
     assert problem(client.get(STREAM), 404)["errors"][0]["value"] == "orders"
-    assert client.get("/v1/streams").json() == {"streams": []}
+    assert client.get("/v1/streams").json() == {"streams": [], "next_after": None}
 
 
 @pytest.mark.parametrize(
@@ -189,7 +189,6 @@ def test_probes(client: TestClient) -> None:
         ('{"samples": 5}', "samples", 5),
         ("{}", "samples", None),
         ("[1, 2]", "body", [1, 2]),
-        ('{"samples": [', "body", None),
     ],
 )
 def test_a_bad_sample_is_422_naming_field_value_and_what_is_allowed(
@@ -207,7 +206,7 @@ def test_a_batch_reports_every_bad_sample(client: TestClient) -> None:
     body = '{"samples": [{"t": 1, "volume": -1}, {"t": 2, "volume": 3}, {"t": "x", "volume": 3}]}'
     errors = problem(post_raw(client, body), 422)["errors"]
     assert [e["field"] for e in errors] == ["samples[0].volume", "samples[2].t"]
-    assert errors[0]["allowed"] == "volume must be a finite number >= 0 (tuples/s)"
+    assert errors[0]["allowed"] == "volume must be a number from 0 to 1e+12 (tuples/s)"
 
 
 @pytest.mark.parametrize(
@@ -224,7 +223,7 @@ def test_a_batch_reports_every_bad_sample(client: TestClient) -> None:
             "brake",
             "allowed",
         ),
-        ({"policy": {"capacity": 0}}, "policy.capacity", 0, "> 0"),
+        ({"policy": {"capacity": 0}}, "policy.capacity", 0, "from 0.001"),
         ({"policy": {"capacity": 50, "burst": 2}}, "policy.burst", 2, "not permitted"),
         (
             {"policy": {"capacity": 50, "min_operators": 5, "max_operators": 2}},
@@ -232,7 +231,7 @@ def test_a_batch_reports_every_bad_sample(client: TestClient) -> None:
             2,
             ">= 5",
         ),
-        ({"operators": -1}, "operators", -1, "operators must be an integer >= 0"),
+        ({"operators": -1}, "operators", -1, "operators must be an integer from 0"),
         ({"operators": 2.5}, "operators", 2.5, "integer"),
         ({"filter": None}, "filter", None, "dictionary"),
     ],
@@ -348,7 +347,8 @@ def test_tokens_guard_everything_but_healthz(tmp_path: Path) -> None:
             response = client.put(STREAM, json=CONFIG, headers={"Authorization": header})
             assert response.status_code == 401
         assert client.get("/v1/streams", headers={"Authorization": "Bearer beta"}).json() == {
-            "streams": []
+            "streams": [],
+            "next_after": None,
         }
         assert client.get("/healthz").status_code == 200
         authorised = {"Authorization": "Bearer alpha"}

@@ -92,7 +92,7 @@ def test_retention_keeps_the_newest_decisions(storage: Storage) -> None:
 
 def test_replacing_a_stream_forgets_its_history_and_deleting_removes_it(storage: Storage) -> None:
     append(storage, "orders", decisions(range(3)))
-    assert storage.put_stream("orders", SPEC, 5, {"t": None}) is False
+    assert storage.put_stream("orders", SPEC, 5, {"t": None}) == "replaced"
     assert storage.history("orders", None, 100) == []
     assert storage.get_stream("orders").operators == 5
     assert storage.delete_stream("orders") is True

@@ -88,7 +88,12 @@ def test_batches_decide_exactly_as_one_scaler_fed_sample_by_sample(
         ({"filter": {"name": "tvd", "lam_per_sigma": -1.0}}, "filter.lam_per_sigma", -1.0, "> 0"),
         ({"filter": {"name": "kalman"}}, "filter.name", "kalman", "allowed names"),
         ({"filter": {"name": "ewma", "beta": 1}}, "filter.beta", 1, "allowed parameters"),
-        ({"policy": {"capacity": 0.0}}, "policy.capacity", 0.0, "capacity must be a number > 0"),
+        (
+            {"filter": {"name": "tvd", "lam": 1.0, "method": "mm"}},
+            "filter.window",
+            None,
+            "needs a window from 2 to 10000",
+        ),
         (
             {"policy": {"capacity": 50.0, "min_operators": 4, "max_operators": 2}},
             "policy.max_operators",
@@ -97,7 +102,20 @@ def test_batches_decide_exactly_as_one_scaler_fed_sample_by_sample(
         ),
         ({"guards": [{"name": "hysteresis", "band": 1.5}]}, "guards[0].band", 1.5, "< 1"),
         ({"guards": [{"name": "cooldown"}, {"name": "nap"}]}, "guards[1].name", "nap", "allowed"),
-        ({"operators": -2}, "operators", -2, "operators must be an integer >= 0"),
+        (
+            {
+                "filter": {
+                    "name": "tvd",
+                    "lam": 1.0,
+                    "method": "mm",
+                    "window": 5,
+                    "iterations": 10**5,
+                }
+            },
+            "filter.iterations",
+            10**5,
+            "<= 1000",
+        ),
     ],
 )
 def test_a_bad_configuration_names_the_field_value_and_what_is_allowed(
@@ -111,11 +129,15 @@ def test_a_bad_configuration_names_the_field_value_and_what_is_allowed(
 
 
 def test_every_bad_part_of_a_configuration_is_reported() -> None:
-    bad = {"filter": {"name": "nope"}, "policy": {"capacity": -1.0}, "guards": [{"name": "x"}]}
+    bad = {
+        "filter": {"name": "nope"},
+        "policy": {"capacity": 50.0, "min_operators": 5, "max_operators": 2},
+        "guards": [{"name": "x"}],
+    }
     with pytest.raises(InvalidInput) as refused:
         build_scaler(config(**bad))
     fields = [error.field for error in refused.value.errors]
-    assert fields == ["filter.name", "policy.capacity", "guards[0].name"]
+    assert fields == ["filter.name", "policy.max_operators", "guards[0].name"]
 
 
 def test_a_retried_batch_is_acknowledged_and_not_applied_again(service: StreamService) -> None:
@@ -211,8 +233,8 @@ def test_two_services_writing_one_file_in_turn_stay_exact(tmp_path: Path) -> Non
 def test_replacing_a_stream_starts_it_afresh(service: StreamService) -> None:
     samples = noisy(40)
     service.post_samples("orders", samples[:20])
-    stream, created = service.put("orders", config())
-    assert not created and (stream.t, stream.operators) == (None, 3)
+    stream, outcome = service.put("orders", config(), reset=True)
+    assert outcome == "replaced" and (stream.t, stream.operators) == (None, 3)
     service.post_samples("orders", samples[20:])
     assert service.storage.history("orders", None, 100) == uninterrupted(samples[20:])
 

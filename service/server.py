@@ -1,0 +1,85 @@
+"""Running the app under uvicorn, with the limits uvicorn leaves open.
+
+uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but has no limit on how long
+a client may take to send a request's headers: a client that opens connections and sends a few
+bytes of headers now and then holds them open forever (slowloris). ``HeaderTimeoutProtocol``
+closes a connection whose request headers are not complete ``header_timeout`` seconds after the
+connection opened or its previous response ended.
+
+``serve(app, settings)`` is what ``steadyscale serve`` runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import h11
+import uvicorn
+from fastapi import FastAPI
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from service.settings import Settings
+
+# The client's states while no request of it has begun: before the first, or after the last.
+_WAITING = (h11.IDLE, h11.DONE)
+
+
+class HeaderTimeoutProtocol(H11Protocol):
+    """uvicorn's h11 protocol, closing connections that do not finish sending a request's
+    headers within ``header_timeout`` seconds."""
+
+    header_timeout = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            # The request line and headers are in; the body is the app's to wait for.
+            self._disarm_header_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state in _WAITING:
+            self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
+
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if self.conn.their_state in _WAITING and not self.transport.is_closing():
+            self.transport.close()
+
+
+def serve(app: FastAPI, settings: Settings, *, log_level: str = "info") -> None:
+    """Run ``app`` under uvicorn on ``settings.host:settings.port`` until stopped, with the
+    header timeout of ``settings.header_timeout``."""
+    protocol = type(
+        "HeaderTimeout", (HeaderTimeoutProtocol,), {"header_timeout": settings.header_timeout}
+    )
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level,
+        http=protocol,
+        timeout_keep_alive=5,
+    )
