@@ -151,9 +151,8 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from service.app import create_app
+    from service.server import serve
     from service.settings import Settings
 
     given = {
@@ -163,9 +162,7 @@ def _serve(args: argparse.Namespace) -> int:
         "grpc_port": args.grpc_port,
     }
     settings = Settings(**{key: value for key, value in given.items() if value is not None})
-    uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level=args.log_level
-    )
+    serve(create_app(settings), settings, log_level=args.log_level)
     return 0
 
 
