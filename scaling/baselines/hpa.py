@@ -19,7 +19,7 @@ class HpaPolicy:
     ``target`` (seed 002 §1.3, Eq. 4.3; research/autoscalers.md §1.1):
 
     .. math:: r = \\lceil n\\, m / m^* \\rceil, \\qquad r = n \\text{ if }
-              |m / m^* - 1| \\le \\text{tolerance}
+              1 - \\text{tolerance} \\le m / m^* \\le 1 + \\text{tolerance}
 
     then, in Kubernetes' order (``horizontal.go``): (1) *stabilisation*: a scale-down goes
     only to the highest :math:`r` of the last ``stabilization_window`` seconds (this one
@@ -146,7 +146,10 @@ class HpaPolicy:
 
     def _replicas(self, total: float, target: float, operators: int) -> int:
         """:math:`\\lceil` total / target :math:`\\rceil`, or ``operators`` within tolerance."""
-        if operators > 0 and abs(total / (operators * target) - 1.0) <= self.tolerance:
+        # Kubernetes' Tolerances.isWithin, bounds included: at 10 replicas a ratio of exactly
+        # 1.1 (11 wanted) is within a tolerance of 0.1.
+        ratio = total / (operators * target) if operators > 0 else math.nan
+        if 1.0 - self.tolerance <= ratio <= 1.0 + self.tolerance:
             return operators
         return self._bounds.needed(total / target)
 

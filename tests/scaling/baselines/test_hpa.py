@@ -129,6 +129,38 @@ def test_kubernetes_too_many_replicas_go_to_the_maximum(observe: Observe) -> Non
     assert hpa.decide(observe(operators=10, **_UNREADABLE)) == 5
 
 
+# From Kubernetes' pkg/controller/podautoscaler/replica_calculator_test.go.
+
+
+def test_kubernetes_replica_calc_tolerance(observe: Observe) -> None:
+    # TestReplicaCalcTolerance: 3 replicas, levels 1010 + 1030 + 1020 of 0.9 + 1.0 + 1.1 CPU
+    # requested = 102 % for a 100 % target: within 10 %, 3 stay.
+    hpa = HpaPolicy(target=1.0, stabilization_window=0.0)
+    assert hpa.decide(observe(operators=3, utilisation=3060 / 3000)) == 3
+
+
+def test_kubernetes_replica_calc_tolerance_per_pod_external(observe: Observe) -> None:
+    # TestReplicaCalcTolerancePerPodCMExternal: 3 replicas, external metric 8600 for a per-pod
+    # target of 2900: 8600 / 8700 is within 10 %, 3 stay.
+    hpa = HpaPolicy(target=2900.0, metric="arrival_rate", stabilization_window=0.0)
+    assert hpa.decide(observe(operators=3, arrival_rate=8600.0)) == 3
+
+
+def test_kubernetes_replica_calc_outside_a_zero_tolerance(observe: Observe) -> None:
+    # TestReplicaCalcConfigurableTolerance, "Outside of a 0% tolerance": 3 replicas at 101 %
+    # of a 100 % target -> ceil(3.03) = 4.
+    hpa = HpaPolicy(target=1.0, tolerance=0.0, stabilization_window=0.0)
+    assert hpa.decide(observe(operators=3, utilisation=3030 / 3000)) == 4
+
+
+@pytest.mark.parametrize(("wanted", "kept"), [(11, 10), (9, 10), (12, 12), (8, 8)])
+def test_the_tolerance_includes_its_bounds(observe: Observe, wanted: int, kept: int) -> None:
+    # replica_calculator.go's Tolerances.isWithin: (1 - down) <= ratio <= (1 + up). With the
+    # steadyscale metric at target 1 on 10 replicas, 11 and 9 are ratios 1.1 and 0.9: kept.
+    hpa = HpaPolicy(target=1.0, metric="arrival_rate", stabilization_window=0.0)
+    assert hpa.decide(observe(operators=10, arrival_rate=float(wanted))) == kept
+
+
 def test_zero_replicas_scale_when_the_minimum_is_zero(observe: Observe) -> None:
     # horizontal.go disables scaling at 0 only when minReplicas != 0; with minReplicas 0 the
     # metric decides (an external metric, here the arrival rate, can wake the target).
