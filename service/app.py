@@ -224,7 +224,7 @@ def _allowed_methods(scope: Scope) -> list[str]:
     """Every method some route of the app takes at the scope's path (Starlette's own 405
     names only the first route that matched the path)."""
     methods: set[str] = set()
-    for route in scope["app"].router.routes:
+    for route in (*probes.routes, *api.routes):
         match, _ = route.matches(scope)
         if match != Match.NONE:
             methods |= getattr(route, "methods", None) or set()

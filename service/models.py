@@ -19,7 +19,7 @@ import json
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, JsonValue
 
 # Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
 STREAM_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
@@ -159,7 +159,11 @@ class SampleBatch(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    samples: list[Sample] = Field(description="In increasing t; applied all or none.")
+    # FailFast: validation stops at the first bad sample, so a huge batch of bad samples
+    # costs no more than its first error (and its error body stays small).
+    samples: Annotated[list[Sample], FailFast()] = Field(
+        description="In increasing t; applied all or none. A refusal names the first bad sample."
+    )
 
 
 class DecisionOut(BaseModel):

@@ -283,7 +283,8 @@ class StreamService:
             if outcome != "unchanged":
                 self._forget(stream_id)
                 if self._metrics is not None:
-                    self._metrics.forget(stream_id)
+                    if outcome == "replaced":
+                        self._metrics.forget(stream_id)
                     self._metrics.created(stream_id)
             return self.get(stream_id), outcome
 

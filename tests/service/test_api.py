@@ -202,10 +202,10 @@ def test_a_bad_sample_is_422_naming_field_value_and_what_is_allowed(
     assert snapshot(client) == before
 
 
-def test_a_batch_reports_every_bad_sample(client: TestClient) -> None:
-    body = '{"samples": [{"t": 1, "volume": -1}, {"t": 2, "volume": 3}, {"t": "x", "volume": 3}]}'
+def test_a_batch_reports_its_first_bad_sample(client: TestClient) -> None:
+    body = '{"samples": [{"t": 1, "volume": 3}, {"t": 2, "volume": -1}, {"t": "x", "volume": 3}]}'
     errors = problem(post_raw(client, body), 422)["errors"]
-    assert [e["field"] for e in errors] == ["samples[0].volume", "samples[2].t"]
+    assert [e["field"] for e in errors] == ["samples[1].volume"]
     assert errors[0]["allowed"] == "volume must be a number from 0 to 1e+12 (tuples/s)"
 
 
