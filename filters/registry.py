@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from filters.base import Denoiser, build
+from filters.changepoint import ChangePoint
 from filters.ekf import ExtendedKalman
 from filters.ewma import EWMA
 from filters.moving_average import MovingAverage
@@ -14,7 +15,7 @@ from filters.tvd import TotalVariation
 
 _REGISTRY: dict[str, type[Denoiser]] = {
     cls.name: cls
-    for cls in (Raw, MovingAverage, MovingMedian, EWMA, TotalVariation, ExtendedKalman)
+    for cls in (Raw, MovingAverage, MovingMedian, EWMA, TotalVariation, ExtendedKalman, ChangePoint)
 }
 
 
@@ -22,7 +23,7 @@ def available_filters() -> list[str]:
     """Names accepted by ``make_filter``, sorted.
 
     >>> available_filters()
-    ['ekf', 'ewma', 'moving_average', 'moving_median', 'raw', 'tvd']
+    ['changepoint', 'ekf', 'ewma', 'moving_average', 'moving_median', 'raw', 'tvd']
     """
     return sorted(_REGISTRY)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from scaling.decision import Action, Decision
 from scaling.guards import (
+    Confidence,
     Cooldown,
     Guard,
     Hysteresis,
@@ -20,10 +21,11 @@ from scaling.guards import (
     make_guard,
 )
 from scaling.policy import ThresholdPolicy
-from scaling.scaler import Scaler
+from scaling.scaler import Scaler, default_spec
 
 __all__ = [
     "Action",
+    "Confidence",
     "Cooldown",
     "Decision",
     "Guard",
@@ -33,5 +35,6 @@ __all__ = [
     "Stabilization",
     "ThresholdPolicy",
     "available_guards",
+    "default_spec",
     "make_guard",
 ]

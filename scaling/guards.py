@@ -13,7 +13,7 @@ names and validated in ``__init__``; what it records lives in underscore attribu
 >>> guard.apply(9, current=3, filtered=430.0, t=0.0, policy=ThresholdPolicy(capacity=50.0))
 (5, 'limited by max_step: at most +2 per decision')
 >>> available_guards()
-['cooldown', 'hysteresis', 'max_step', 'stabilization']
+['confidence', 'cooldown', 'hysteresis', 'max_step', 'stabilization']
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import abc
 from collections import deque
 from itertools import pairwise
-from typing import Any
+from typing import Any, ClassVar
 
 from filters.base import Configurable, build, check_number
 from scaling.policy import ThresholdPolicy
@@ -30,14 +30,26 @@ from scaling.policy import ThresholdPolicy
 class Guard(Configurable, abc.ABC):
     """Base class of the guards: subclasses set ``name`` (the registry key) and write ``apply``.
 
+    A guard that decides from the uncertainty of the filtered volume sets ``needs_spread``; the
+    Scaler then refuses a filter that does not report one.
+
     ``spec``, ``state_dict()`` and ``load_state_dict()`` come from ``filters.base.Configurable``.
     Stateful guards also override ``record`` (the only method that changes their state),
     ``_export_state`` and ``_parse_state`` (which validates a loaded state before it is used).
     """
 
+    needs_spread: ClassVar[bool] = False
+
     @abc.abstractmethod
     def apply(
-        self, target: int, *, current: int, filtered: float, t: float, policy: ThresholdPolicy
+        self,
+        target: int,
+        *,
+        current: int,
+        filtered: float,
+        t: float,
+        policy: ThresholdPolicy,
+        spread: float | None = None,
     ) -> tuple[int, str | None]:
         """Return the target, changed or not, and a reason when it was changed or held.
 
@@ -53,6 +65,9 @@ class Guard(Configurable, abc.ABC):
             Time of the sample, seconds.
         policy
             The policy that produced the first target (its capacity and bounds).
+        spread
+            Standard error of ``filtered`` (tuples/s), from filters that report one
+            (``Denoiser.spread``); ``None`` otherwise.
         """
 
     def record(  # noqa: B027 (a hook: stateless guards keep this no-op)
@@ -122,7 +137,14 @@ class Cooldown(Guard):
         self._last_down: float | None = None
 
     def apply(
-        self, target: int, *, current: int, filtered: float, t: float, policy: ThresholdPolicy
+        self,
+        target: int,
+        *,
+        current: int,
+        filtered: float,
+        t: float,
+        policy: ThresholdPolicy,
+        spread: float | None = None,
     ) -> tuple[int, str | None]:
         if target > current:
             limit, restarted_by = self.up, {"scale-up": self._last_up}
@@ -196,7 +218,14 @@ class Hysteresis(Guard):
         self.band = float(band)
 
     def apply(
-        self, target: int, *, current: int, filtered: float, t: float, policy: ThresholdPolicy
+        self,
+        target: int,
+        *,
+        current: int,
+        filtered: float,
+        t: float,
+        policy: ThresholdPolicy,
+        spread: float | None = None,
     ) -> tuple[int, str | None]:
         if target >= current:
             return target, None
@@ -251,7 +280,14 @@ class Stabilization(Guard):
         self._recent: deque[tuple[float, int]] = deque()
 
     def apply(
-        self, target: int, *, current: int, filtered: float, t: float, policy: ThresholdPolicy
+        self,
+        target: int,
+        *,
+        current: int,
+        filtered: float,
+        t: float,
+        policy: ThresholdPolicy,
+        spread: float | None = None,
     ) -> tuple[int, str | None]:
         if target >= current:
             return target, None
@@ -328,7 +364,14 @@ class MaxStep(Guard):
         self.down = None if down is None else int(down)
 
     def apply(
-        self, target: int, *, current: int, filtered: float, t: float, policy: ThresholdPolicy
+        self,
+        target: int,
+        *,
+        current: int,
+        filtered: float,
+        t: float,
+        policy: ThresholdPolicy,
+        spread: float | None = None,
     ) -> tuple[int, str | None]:
         if self.up is not None and target > current + self.up:
             return current + self.up, f"limited by max_step: at most +{self.up} per decision"
@@ -337,8 +380,87 @@ class MaxStep(Guard):
         return target, None
 
 
+class Confidence(Guard):
+    """Scale on what the filtered volume surely needs: a dead band as wide as its uncertainty.
+
+    With :math:`\\bar v` the filtered volume, :math:`s` its standard error (``spread``),
+    :math:`n` the running count and :math:`N(v)` the policy's count for volume :math:`v`:
+
+    .. math:: \\text{result} = \\begin{cases}
+              N(\\bar v + z_\\uparrow s) & \\text{if } N(\\bar v + z_\\uparrow s) > n \\\\
+              N(\\bar v + z_\\downarrow s) & \\text{if } N(\\bar v + z_\\downarrow s) < n \\\\
+              n & \\text{otherwise}
+              \\end{cases}
+
+    with :math:`z_\\uparrow` = ``up`` and :math:`z_\\downarrow` = ``down`` (``down >= up``).
+    So a scale-up happens once the level is probably above the threshold, provisioning for the
+    upper part of what the level may be (running short costs more than one spare operator), and
+    a scale-down only once even the level plus ``down`` standard errors fits in fewer
+    operators. The band is :math:`(z_\\downarrow - z_\\uparrow)\\,s` wide: wide while the
+    estimate is young or the noise large compared with one operator's capacity, narrow once the
+    level has been stable for long. A fixed band (``hysteresis``) is right for one noise level
+    only. The guard replaces the count the policy asked for; put it first.
+
+    Parameters
+    ----------
+    up
+        Standard errors above the filtered volume provisioned for when scaling up, a number
+        >= 0 (0: the filtered volume itself).
+    down
+        Standard errors above the filtered volume that must fit in fewer operators before
+        scaling down, a number >= ``up``.
+
+    >>> from scaling import ThresholdPolicy
+    >>> policy, guard = ThresholdPolicy(capacity=50.0), Confidence(up=0.5, down=2.0)
+    >>> guard.apply(6, current=7, filtered=290.0, t=0.0, policy=policy, spread=10.0)
+    (7, 'held by confidence: 290.0 + 2 x 10.0 is not below 300.0')
+    >>> guard.apply(6, current=7, filtered=270.0, t=0.0, policy=policy, spread=10.0)
+    (6, None)
+    >>> guard.apply(7, current=7, filtered=348.0, t=0.0, policy=policy, spread=10.0)
+    (8, 'raised by confidence: 348.0 + 0.5 x 10.0 needs 8')
+    """
+
+    name = "confidence"
+    needs_spread = True
+
+    def __init__(self, up: float = 0.0, down: float = 1.5) -> None:
+        check_number(self.name, "up", up, minimum=0)
+        check_number(self.name, "down", down, minimum=up)
+        self.up = float(up)
+        self.down = float(down)
+
+    def apply(
+        self,
+        target: int,
+        *,
+        current: int,
+        filtered: float,
+        t: float,
+        policy: ThresholdPolicy,
+        spread: float | None = None,
+    ) -> tuple[int, str | None]:
+        if spread is None:
+            return target, None
+        upper = policy.needed(filtered + self.up * spread)
+        if upper > current:
+            if upper == target:
+                return target, None
+            return upper, f"raised by confidence: {_band(filtered, self.up, spread)} needs {upper}"
+        lower = policy.needed(filtered + self.down * spread)
+        if lower < current:
+            return lower, None if lower == target else f"limited by confidence: {lower}"
+        if target == current:
+            return target, None
+        if target > current:
+            band = _band(filtered, self.up, spread)
+            return current, f"held by confidence: {band} needs {upper}"
+        threshold = (current - 1) * policy.capacity
+        band = _band(filtered, self.down, spread)
+        return current, f"held by confidence: {band} is not below {threshold:.1f}"
+
+
 _REGISTRY: dict[str, type[Guard]] = {
-    cls.name: cls for cls in (Cooldown, Hysteresis, Stabilization, MaxStep)
+    cls.name: cls for cls in (Confidence, Cooldown, Hysteresis, Stabilization, MaxStep)
 }
 
 
@@ -359,6 +481,10 @@ def make_guard(spec: str | dict[str, Any], **params: Any) -> Guard:
     {'name': 'cooldown', 'up': 30.0, 'down': 120.0}
     """
     return build("guard", _REGISTRY, spec, **params)
+
+
+def _band(filtered: float, z: float, spread: float) -> str:
+    return f"{filtered:.1f} + {z:g} x {spread:.1f}"
 
 
 def _seconds(value: float) -> str:

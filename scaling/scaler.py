@@ -13,6 +13,41 @@ from scaling.decision import Action, Decision
 from scaling.guards import Guard, make_guard
 from scaling.policy import ThresholdPolicy
 
+_SPEC_KEYS = {"filter", "policy", "guards"}
+
+
+def default_spec(capacity: float) -> dict[str, Any]:
+    """The filter and guards a Scaler gets when its spec names none: the recommended default.
+
+    ``changepoint`` averages the samples since the last change of level it detected, leaving
+    spikes out; its resolution, the smallest change that matters, is one operator's capacity.
+    ``confidence`` scales down only once the level is below the threshold by 1.5 standard
+    errors, so the dead band follows the noise. docs/default.md measures it against 75
+    hand-tuned configurations.
+
+    >>> default_spec(50.0)
+    {'filter': {'name': 'changepoint', 'resolution': 50.0}, 'guards': [{'name': 'confidence'}]}
+    """
+    return {
+        "filter": {"name": "changepoint", "resolution": float(capacity)},
+        "guards": [{"name": "confidence"}],
+    }
+
+
+def _policy(settings: object) -> ThresholdPolicy:
+    """The ThresholdPolicy of a spec's ``"policy"``, or ``ValueError`` saying what is allowed."""
+    allowed = list(inspect.signature(ThresholdPolicy).parameters)
+    try:
+        if not isinstance(settings, dict):
+            raise TypeError("it must be a dict")
+        inspect.signature(ThresholdPolicy).bind(**settings)
+    except TypeError as error:
+        raise ValueError(
+            f"policy={settings!r} is not allowed: {error}; allowed parameters: {allowed} "
+            "(capacity is required)"
+        ) from None
+    return ThresholdPolicy(**settings)
+
 
 class Scaler:
     """Volume samples in, operator counts out: the one object every user of steadyscale drives.
@@ -74,6 +109,12 @@ class Scaler:
                     f"Scaler: guards[{index}]={guard!r} is not allowed: guards must be Guard "
                     "objects (make_guard builds them from specs)"
                 )
+            if guard.needs_spread and not filter.reports_spread:
+                raise ValueError(
+                    f"Scaler: guards[{index}]={guard.spec!r} is not allowed with "
+                    f"filter={filter.spec!r}: it decides from the filter's standard error, which "
+                    "only filters with reports_spread give (e.g. 'changepoint')"
+                )
         check_number("Scaler", "operators", operators, minimum=0, integer=True)
         self.filter = filter
         self.policy = policy
@@ -97,6 +138,7 @@ class Scaler:
             )
         volume, t = float(volume), float(t)
         filtered = self.filter.update(volume)
+        spread = self.filter.spread
         previous = self._operators
         target = self.policy.needed(filtered)
         relation = ">" if target > previous else "<" if target < previous else "="
@@ -105,7 +147,7 @@ class Scaler:
         for guard in self.guards:
             given.append(target)
             target, reason = guard.apply(
-                target, current=previous, filtered=filtered, t=t, policy=self.policy
+                target, current=previous, filtered=filtered, t=t, policy=self.policy, spread=spread
             )
             if reason is not None:
                 reasons.append(reason)
@@ -133,7 +175,13 @@ class Scaler:
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any], operators: int = 1) -> Scaler:
-        """Build a fresh Scaler from a ``spec`` (``"guards"`` may be left out).
+        """Build a fresh Scaler from a ``spec``; ``"filter"`` and ``"guards"`` may be left out.
+
+        Without ``"filter"``, the Scaler gets the recommended configuration, the one to use when
+        in doubt (``default_spec``): a ``changepoint`` filter whose resolution is the policy's
+        capacity, and (unless ``"guards"`` are given) the ``confidence`` guard. It needs no noise
+        level: it estimates the noise, and decides from how uncertain its level is compared
+        with one operator's capacity. With a ``"filter"`` and no ``"guards"``, there are none.
 
         Raises ``ValueError`` naming what is wrong and what is allowed.
 
@@ -141,30 +189,24 @@ class Scaler:
         ...         "guards": [{"name": "cooldown", "down": 120.0}]}
         >>> Scaler.from_spec(spec, operators=3).operators
         3
+        >>> default = Scaler.from_spec({"policy": {"capacity": 50.0}})
+        >>> default.filter.spec["resolution"], [guard.name for guard in default.guards]
+        (50.0, ['confidence'])
         """
-        required = {"filter", "policy"}
-        if not isinstance(spec, dict) or not required <= set(spec) <= required | {"guards"}:
+        if not isinstance(spec, dict) or not {"policy"} <= set(spec) <= _SPEC_KEYS:
             raise ValueError(
-                f"spec={spec!r} is not allowed: spec must be a dict with the keys 'filter', "
-                "'policy' and optionally 'guards'"
+                f"spec={spec!r} is not allowed: spec must be a dict with the key 'policy' and "
+                "optionally 'filter' and 'guards' (left out: the recommended default)"
             )
-        policy, guards = spec["policy"], spec.get("guards", [])
-        try:
-            inspect.signature(ThresholdPolicy).bind(**policy)
-        except TypeError as error:
-            allowed = list(inspect.signature(ThresholdPolicy).parameters)
-            raise ValueError(
-                f"policy={policy!r} is not allowed: {error}; allowed parameters: {allowed} "
-                "(capacity is required)"
-            ) from None
+        policy = _policy(spec["policy"])
+        if "filter" in spec:
+            filter_spec, guards = spec["filter"], spec.get("guards", [])
+        else:
+            default = default_spec(policy.capacity)
+            filter_spec, guards = default["filter"], spec.get("guards", default["guards"])
         if not isinstance(guards, list | tuple):
             raise ValueError(f"guards={guards!r} is not allowed: guards must be a list of specs")
-        return cls(
-            make_filter(spec["filter"]),
-            ThresholdPolicy(**policy),
-            [make_guard(guard) for guard in guards],
-            operators,
-        )
+        return cls(make_filter(filter_spec), policy, [make_guard(g) for g in guards], operators)
 
     def state_dict(self) -> dict[str, Any]:
         """Spec, filter and guard states, operators and last ``t``, as JSON-serialisable values."""

@@ -14,6 +14,7 @@ import pytest
 from filters import Denoiser, available_filters, make_filter
 
 REPRESENTATIVE: dict[str, list[dict[str, object]]] = {
+    "changepoint": [{}, {"resolution": 50.0}, {"resolution": 5.0, "threshold": 4.0, "memory": 20}],
     "raw": [{}],
     "moving_average": [{}, {"w": 1}, {"w": 30}],
     "moving_median": [{}, {"w": 1}, {"w": 2}, {"w": 7}],

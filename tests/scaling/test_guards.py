@@ -9,6 +9,7 @@ import pytest
 
 from filters import make_filter
 from scaling import (
+    Confidence,
     Cooldown,
     Guard,
     Hysteresis,
@@ -23,6 +24,7 @@ from scaling import (
 POLICY = ThresholdPolicy(capacity=50.0)
 
 EXAMPLES: dict[str, dict[str, object]] = {
+    "confidence": {"up": 0.5, "down": 2.0},
     "cooldown": {"up": 30.0, "down": 120.0},
     "hysteresis": {"band": 0.2},
     "max_step": {"up": 2, "down": 1},
@@ -43,6 +45,46 @@ def drive(guard: Guard, steps: list[tuple[float, int]], current: int) -> list[in
 
 def test_every_guard_has_an_example() -> None:
     assert sorted(EXAMPLES) == available_guards()
+
+
+# --- confidence -------------------------------------------------------------------------------
+
+
+def test_confidence_band_is_as_wide_as_the_uncertainty() -> None:
+    guard = Confidence(up=0.5, down=2.0)
+
+    def decide(filtered: float, spread: float, current: int = 7) -> int:
+        target = POLICY.needed(filtered)
+        return guard.apply(
+            target, current=current, filtered=filtered, t=0.0, policy=POLICY, spread=spread
+        )[0]
+
+    # Down from 7 (threshold 300) only once filtered + 2 spreads is below 300.
+    assert [decide(290.0, spread) for spread in (1.0, 4.9, 5.1, 20.0)] == [6, 6, 7, 7]
+    # Up provisions for filtered + half a spread, and never holds a scale-up back when up >= 0.
+    assert [decide(345.0, spread) for spread in (0.0, 9.9, 10.1, 200.0)] == [7, 7, 8, 9]
+    assert decide(351.0, 0.0) == 8
+    # A certain level (spread 0) is plain thresholding.
+    assert [decide(v, 0.0) for v in (249.0, 299.0, 301.0, 350.0)] == [5, 6, 7, 7]
+
+
+def test_confidence_without_a_spread_passes_the_target_and_refuses_silent_filters() -> None:
+    guard = Confidence()
+    assert guard.apply(3, current=7, filtered=140.0, t=0.0, policy=POLICY) == (3, None)
+    with pytest.raises(ValueError, match="decides from the filter's standard error"):
+        Scaler(make_filter("tvd"), POLICY, [guard])
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"up": 2.0, "down": 1.0}, "down=1.0 is not allowed: down must be a number >= 2"),
+        ({"up": float("nan")}, "up=nan is not allowed"),
+    ],
+)
+def test_confidence_refuses_bad_settings(params: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Confidence(**params)
 
 
 # --- cooldown ---------------------------------------------------------------------------------
@@ -278,7 +320,7 @@ def test_malformed_or_foreign_state_is_refused_and_changes_nothing() -> None:
 
 def test_make_guard_refuses_unknown_names_and_settings() -> None:
     with pytest.raises(
-        ValueError, match=r"name='delay' is not a guard; allowed names: \['cooldown'"
+        ValueError, match=r"name='delay' is not a guard; allowed names: \['confidence'"
     ):
         make_guard({"name": "delay"})
     with pytest.raises(

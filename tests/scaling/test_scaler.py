@@ -257,8 +257,9 @@ def test_spec_round_trips_through_json() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ({"policy": {"capacity": 50.0}}, "spec must be a dict with the keys"),
-        ({**SPEC, "window": 3}, "spec must be a dict with the keys"),
+        ({"filter": "raw"}, "spec must be a dict with the key 'policy'"),
+        ({**SPEC, "window": 3}, "spec must be a dict with the key 'policy'"),
+        ({**SPEC, "policy": [50.0]}, "policy=\\[50.0\\] is not allowed: it must be a dict"),
         ({**SPEC, "policy": {"capacity": 50.0, "cap": 3}}, "unexpected keyword argument 'cap'"),
         ({**SPEC, "policy": {}}, "missing a required argument: 'capacity'"),
         ({**SPEC, "policy": {"capacity": -1.0}}, "capacity=-1.0 is not allowed"),

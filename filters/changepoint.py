@@ -1,0 +1,298 @@
+"""The level since the last change: a self-tuning, spike-robust level estimate."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from statistics import NormalDist
+from typing import Any
+
+from filters.base import Denoiser, check_number
+from filters.noise import _is_finite_number
+
+# A difference of two samples carries the noise twice; winsorised at 3 of its deviations,
+# E[min(|z|, 3)] = sqrt(2/pi) (1 - exp(-9/2)) + 6 (1 - Phi(3)) = 0.797096 for a standard normal
+# z. So sigma = mean(min(|d|, 3 sqrt(2) sigma)) / (sqrt(2) * 0.797096).
+_TO_SIGMA = 1.0 / (math.sqrt(2.0) * 0.797096)
+_WINSOR_DIFFERENCE = 3.0 * math.sqrt(2.0)
+# Differences taken unwinsorised at first, while the estimate is too young to judge them.
+_WARM_UP = 8
+# Differences the noise estimate averages: a running mean until then, exponential after.
+_NOISE_MEMORY = 120
+_NORMAL = NormalDist()
+# Samples kept to restart the level from after a change.
+_RECENT = 64
+
+
+class ChangePoint(Denoiser):
+    """The mean of the samples since the last detected change of level, outliers left out.
+
+    A moving average must choose one window: long enough to average the noise away, short
+    enough to follow a change. The best window depends on the noise, which a user does not know,
+    and on how long the level has been stable, which changes all the time. This filter lets the
+    data choose: it averages everything since the last change it detected, so its window grows
+    while the level holds and restarts when the level moves.
+
+    Per sample :math:`x_t`, with :math:`\\mu` the current level and :math:`\\hat\\sigma` the
+    noise deviation:
+
+    1. **Noise.** :math:`\\hat\\sigma` is the mean of the winsorised absolute first differences,
+       :math:`\\min(|x_t - x_{t-1}|, 3\\sqrt2\\hat\\sigma)`, over about the last 120 samples
+       (a running mean while fewer have arrived, an exponential one after), scaled to a
+       Gaussian deviation. Differencing removes the level and the winsorising removes the jumps
+       and spikes, so neither inflates it; O(1) per sample.
+    2. **Change.** Two one-sided CUSUM statistics on the residuals
+       :math:`z = \\operatorname{clip}((x_t - \\mu)/\\hat\\sigma, -c, c)`, with ``c`` = ``outlier``:
+
+       .. math:: S^+ = \\max(0, S^+ + z - k), \\qquad S^- = \\max(0, S^- - z - k)
+
+       A change is declared when either exceeds ``threshold``. The allowance :math:`k` is half
+       the smallest change that matters, :math:`k = \\text{resolution} / (2\\hat\\sigma)`
+       (capped at ``c / 2``), so that at high noise small but relevant changes still add up,
+       and at low noise irrelevant ones do not. With ``resolution=None`` it is 0.5 (a change of
+       one noise deviation matters). Because every residual is clipped at ``c``, a change is
+       declared after at least ``threshold / (c - k)`` samples, whatever the size of a spike:
+       a burst shorter than that never moves the level.
+    3. **Level.** After a change, the level restarts from the samples since the statistic that
+       fired last left 0 (the CUSUM's estimate of when the change began). Otherwise a sample
+       within ``outlier`` deviations of the level joins its mean; one further away does not (it
+       only counts as evidence of a change). Old samples are forgotten with weight
+       :math:`(1 - 1/\\text{memory})` per sample, so a level that drifts by less than the
+       resolution is still followed, with a window of at most about ``memory`` samples.
+
+    The output is :math:`\\mu`. ``spread`` is its standard error,
+    :math:`\\hat\\sigma / \\sqrt{n_\\text{eff}}` (with :math:`n_\\text{eff}` the effective
+    number of samples in the level), which a decision can use as its dead band.
+
+    The filter is scale-free: ``filter(a * y + b) == a * filter(y) + b`` for ``a > 0`` when
+    ``resolution`` is scaled by ``a`` too. Exactly constant input passes through unchanged, and
+    a change on noise-free input is followed after ``threshold / (c - k)`` samples.
+
+    Parameters
+    ----------
+    resolution
+        The smallest change of level that matters, in volume units (a number > 0), e.g. one
+        operator's capacity; ``None``: one noise deviation. The Scaler's default sets it to the
+        policy's capacity.
+    threshold
+        CUSUM alarm threshold, in noise deviations (a number > 0). Larger: fewer false changes,
+        later true ones.
+    outlier
+        Residuals are clipped, and samples left out of the level, beyond this many noise
+        deviations (a number > 0).
+    memory
+        Most samples the level remembers (forgetting time constant), a number >= 1.
+
+    >>> import numpy as np
+    >>> from filters import make_filter
+    >>> rng = np.random.default_rng(0)
+    >>> f = make_filter("changepoint", resolution=50.0)
+    >>> level = f.filter(300.0 + rng.normal(0.0, 20.0, 200))
+    >>> round(float(level[-1]), 1), round(f.spread, 2)  # 300, with a standard error of 1.4
+    (299.9, 1.44)
+    >>> f.update(900.0) == f.update(0.0) == float(level[-1])  # a spike, a dropout: no change
+    True
+    >>> f.filter(500.0 + rng.normal(0.0, 20.0, 15)).round().tolist()  # a sustained change does
+    [300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0,
+     300.0, 500.0]
+    """
+
+    name = "changepoint"
+    reports_spread = True
+
+    def __init__(
+        self,
+        resolution: float | None = None,
+        threshold: float = 25.0,
+        outlier: float = 3.0,
+        memory: float = 150.0,
+    ) -> None:
+        if resolution is not None:
+            try:
+                check_number(self.name, "resolution", resolution, exclusive_minimum=True, minimum=0)
+            except ValueError as error:
+                raise ValueError(f"{error}, or None") from None
+        check_number(self.name, "threshold", threshold, minimum=0, exclusive_minimum=True)
+        check_number(self.name, "outlier", outlier, minimum=0, exclusive_minimum=True)
+        check_number(self.name, "memory", memory, minimum=1)
+        self.resolution = resolution
+        self.threshold = threshold
+        self.outlier = outlier
+        self.memory = memory
+        self.reset()
+
+    def reset(self) -> None:
+        self._previous: float | None = None
+        self._differences = 0
+        self._noise = 0.0  # mean winsorised |first difference|
+        self._sigma = 0.0  # the noise deviation it gives
+        self._level = 0.0  # weighted mean of the samples in the level, as observed
+        self._zeros = 0.0  # weighted share of them that are exactly 0
+        self._weight = 0.0  # sum of the level's sample weights
+        self._weight2 = 0.0  # sum of their squares, for the effective count
+        # The CUSUM statistics, and the sum, count and zeros of the samples since each left 0.
+        self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
+        self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+        self._recent: deque[float] = deque(maxlen=_RECENT)
+
+    @property
+    def sigma(self) -> float:
+        """The noise deviation estimate (0 before two samples, and on constant input)."""
+        return self._sigma
+
+    @property
+    def spread(self) -> float | None:
+        """Standard error of the level, volume units; ``None`` before the first sample."""
+        if self._weight == 0.0:
+            return None
+        sigma = self._sigma
+        if self._zeros > 0.0:
+            sigma = max(sigma, _censored(self._level, self._zeros)[1])
+        return sigma * math.sqrt(self._weight2) / self._weight
+
+    def _update(self, x: float) -> float:
+        previous = self._previous
+        self._previous = x
+        self._recent.append(x)
+        zero = 1.0 if x == 0.0 else 0.0
+        if previous is None:
+            self._restart(x, 1.0, zero)
+            return x
+        sigma = self._learn_noise(abs(x - previous))
+        if sigma == 0.0:
+            # Noise-free so far: any difference from the level is a change.
+            if x != self._level:
+                self._restart(x, 1.0, zero)
+            return self._output()
+        clip = self.outlier
+        resolution = self.resolution
+        allowance = 0.5 if resolution is None else min(resolution / (2.0 * sigma), clip / 2.0)
+        z = (x - self._level) / sigma
+        z = clip if z > clip else -clip if z < -clip else z
+        # Two one-sided CUSUMs; each remembers the samples since it last left 0.
+        rise = self._rise + z - allowance
+        if rise > 0.0:
+            self._rise = rise
+            self._rise_sum += x
+            self._rise_count += 1.0
+            self._rise_zeros += zero
+        else:
+            self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
+        fall = self._fall - z - allowance
+        if fall > 0.0:
+            self._fall = fall
+            self._fall_sum += x
+            self._fall_count += 1.0
+            self._fall_zeros += zero
+        else:
+            self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+        if rise > self.threshold or fall > self.threshold:
+            count = self._rise_count if rise >= fall else self._fall_count
+            window = list(self._recent)[-int(min(count, _RECENT)) :]
+            since = _change_start(window, self._level, math.ceil(self.threshold / clip))
+            self._restart(sum(since), float(len(since)), float(since.count(0.0)))
+            return self._output()
+        keep = 1.0 - 1.0 / self.memory
+        weight = self._weight * keep
+        self._weight2 *= keep * keep
+        if -clip < z < clip:
+            weight += 1.0
+            self._weight2 += 1.0
+            self._level += (x - self._level) / weight
+            self._zeros += (zero - self._zeros) / weight
+        self._weight = weight
+        return self._output()
+
+    def _output(self) -> float:
+        if self._zeros == 0.0:
+            return self._level
+        return _censored(self._level, self._zeros)[0]
+
+    def _learn_noise(self, difference: float) -> float:
+        """Take one absolute first difference; return the noise deviation estimate."""
+        self._differences = count = self._differences + 1
+        if count > _WARM_UP:
+            difference = min(difference, _WINSOR_DIFFERENCE * self._sigma)
+        self._noise += (difference - self._noise) / min(count, _NOISE_MEMORY)
+        self._sigma = self._noise * _TO_SIGMA
+        return self._sigma
+
+    def _import_state(self, values: dict[str, Any]) -> None:
+        # Field names are checked by the generic import; the values are checked here, so that a
+        # state edited or corrupted in storage is refused instead of producing nonsense.
+        if isinstance(values, dict) and set(values) == set(self._learned()):
+            _check_state(values)
+        super()._import_state(values)
+
+    def _restart(self, total: float, count: float, zeros: float) -> None:
+        self._level = total / count
+        self._zeros = zeros / count
+        self._weight = self._weight2 = count
+        self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
+        self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+
+
+def _check_state(values: dict[str, Any]) -> None:
+    """Raise ``ValueError`` unless ``values`` can be the learned state of a ChangePoint."""
+
+    def refuse(field: str, rule: str) -> None:
+        raise ValueError(f"changepoint: {field}={values[field]!r} is not allowed: {rule}")
+
+    numbers = [key for key, value in values.items() if key not in ("_previous", "_recent")]
+    for field in numbers:
+        if not _is_finite_number(values[field]):
+            refuse(field, "it must be a finite number")
+    for field in numbers:
+        if field not in ("_level",) and values[field] < 0:
+            refuse(field, "it must be >= 0")
+    if values["_previous"] is not None and not _is_finite_number(values["_previous"]):
+        refuse("_previous", "it must be null or a finite number")
+    recent = values["_recent"]
+    if (
+        not isinstance(recent, list)
+        or len(recent) > _RECENT
+        or not all(map(_is_finite_number, recent))
+    ):
+        refuse("_recent", f"it must be a list of at most {_RECENT} finite numbers")
+    if values["_zeros"] > 1:
+        refuse("_zeros", "it is a share, at most 1")
+    if values["_sigma"] != values["_noise"] * _TO_SIGMA:
+        refuse("_sigma", "it must be the deviation that _noise gives")
+    if (values["_previous"] is None) != (values["_weight"] == 0) or not values["_weight2"] <= (
+        values["_weight"] ** 2
+    ):
+        refuse("_weight", "it is 0 exactly before the first sample, and _weight2 <= _weight ** 2")
+    for side in ("_rise", "_fall"):
+        if values[f"{side}_zeros"] > values[f"{side}_count"]:
+            refuse(f"{side}_zeros", f"it must not exceed {side}_count")
+
+
+def _change_start(samples: list[float], level: float, shortest: int) -> list[float]:
+    """The samples after the most likely start of a change away from ``level``.
+
+    The statistic left 0 when the change began or earlier (noise may have lifted it first).
+    Among the suffixes of ``samples`` at least ``shortest`` long (a change is never declared
+    on fewer), the one whose sum of residuals is largest relative to the square root of its
+    length (the likelihood ratio of a shifted mean) is the change.
+    """
+    best, start, total = -1.0, 0, 0.0
+    for index in range(len(samples) - 1, -1, -1):
+        total += samples[index] - level
+        length = len(samples) - index
+        score = total * total / length
+        if length >= shortest and score > best:
+            best, start = score, index
+    return samples[start:]
+
+
+def _censored(observed_mean: float, zero_share: float) -> tuple[float, float]:
+    """Mean and deviation of a Gaussian whose samples were clipped at 0.
+
+    Observed: a share ``p`` of zeros and a mean ``m`` of ``max(0, x)``. With
+    :math:`a = \\mu/\\sigma = -\\Phi^{-1}(p)`, :math:`m = \\sigma (a\\Phi(a) + \\varphi(a))`.
+    """
+    if zero_share >= 1.0:
+        return 0.0, 0.0
+    a = -_NORMAL.inv_cdf(zero_share)
+    sigma = observed_mean / (a * _NORMAL.cdf(a) + _NORMAL.pdf(a))
+    return max(a * sigma, 0.0), sigma

@@ -1,0 +1,102 @@
+"""changepoint: what is specific to it (the generic contract is in test_contract.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from filters import make_filter
+from filters.changepoint import ChangePoint
+
+
+def noisy(level: float, sigma: float, n: int, seed: int) -> np.ndarray:
+    return np.clip(level + np.random.default_rng(seed).normal(0.0, sigma, n), 0.0, None)
+
+
+@pytest.mark.parametrize("sigma", [5.0, 40.0, 150.0])
+def test_noise_estimate_is_close_and_ignores_steps_and_spikes(sigma: float) -> None:
+    series = np.concatenate([noisy(1000.0, sigma, 400, 1), noisy(1600.0, sigma, 400, 2)])
+    series[[100, 500, 501, 700]] = [9000.0, 0.0, 9000.0, 0.0]
+    f = ChangePoint()
+    f.filter(series)
+    assert f.sigma == pytest.approx(sigma, rel=0.1)
+
+
+def test_level_is_the_mean_since_the_change_with_a_standard_error_that_shrinks() -> None:
+    f = ChangePoint(resolution=50.0)
+    spreads = []
+    for x in noisy(400.0, 60.0, 150, 3):
+        f.update(float(x))
+        spreads.append(f.spread)
+    assert spreads[0] == 0.0 and spreads[-1] == pytest.approx(60.0 / np.sqrt(150 * 0.66), rel=0.2)
+    assert f.update(400.0) == pytest.approx(400.0, abs=3 * spreads[-1])
+
+
+def test_a_change_is_followed_sooner_the_larger_it_is_relative_to_the_noise() -> None:
+    def delay(height: float) -> int:
+        f = ChangePoint(resolution=50.0)
+        f.filter(noisy(300.0, 50.0, 300, 4))
+        after = f.filter(noisy(300.0 + height, 50.0, 300, 5))
+        return int(np.argmax(np.abs(after - (300.0 + height)) < height / 2))
+
+    delays = [delay(height) for height in (75.0, 150.0, 300.0, 1000.0)]
+    assert delays == sorted(delays, reverse=True) and delays[0] > delays[-1]
+    # The residuals are clipped at 3 deviations: a change is never declared on fewer than
+    # threshold / 3 samples, whatever its height.
+    assert delays[-1] >= 25 / 3
+
+
+def test_noise_clipped_at_zero_does_not_bias_the_level() -> None:
+    # A level of 250 under noise of 500 is clipped at 0 a third of the time; the clipped
+    # samples average 350, two operators of 50 too many.
+    series = [noisy(250.0, 500.0, 3000, seed) for seed in (6, 7, 8)]
+    assert np.mean(series) > 340.0
+    levels = [ChangePoint(resolution=50.0).filter(s)[500:] for s in series]
+    assert np.mean(levels) == pytest.approx(250.0, abs=15.0)
+
+
+def test_scale_free_when_the_resolution_scales_too() -> None:
+    series = np.concatenate([noisy(300.0, 30.0, 200, 7), noisy(500.0, 30.0, 200, 8)])
+    plain = ChangePoint(resolution=50.0).filter(series)
+    scaled = ChangePoint(resolution=50.0 * 1000.0).filter(series * 1000.0)
+    np.testing.assert_allclose(scaled, plain * 1000.0, rtol=1e-9)
+
+
+def test_noise_free_input_follows_a_change_after_the_shortest_detection() -> None:
+    # threshold / (outlier - outlier / 2) = 25 / 1.5: the 17th sample at the new level.
+    f = ChangePoint(resolution=50.0)
+    assert f.filter([300.0] * 5 + [400.0] * 20).tolist() == [300.0] * 21 + [400.0] * 4
+    assert f.spread is not None and f.spread < 1.0
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("_level", float("inf"), "_level=inf is not allowed: it must be a finite number"),
+        ("_weight", -1.0, "_weight=-1.0 is not allowed: it must be >= 0"),
+        ("_zeros", 1.5, "_zeros=1.5 is not allowed: it is a share"),
+        ("_sigma", 1.0, "_sigma=1.0 is not allowed: it must be the deviation that _noise gives"),
+        ("_weight", 0.0, "_weight=0.0 is not allowed: it is 0 exactly before the first sample"),
+        ("_recent", [1.0, "x"], "_recent=\\[1.0, 'x'\\] is not allowed"),
+        ("_rise_zeros", 99.0, "_rise_zeros=99.0 is not allowed: it must not exceed _rise_count"),
+        ("_previous", "300", "_previous='300' is not allowed"),
+    ],
+)
+def test_loading_refuses_impossible_values_and_changes_nothing(
+    field: str, value: object, message: str
+) -> None:
+    f = make_filter("changepoint", resolution=50.0)
+    f.filter(noisy(300.0, 30.0, 100, 9))
+    state = json.loads(json.dumps(f.state_dict()))
+    before = json.dumps(state)
+    state["state"][field] = value
+    with pytest.raises(ValueError, match=message):
+        f.load_state_dict(state)
+    assert json.dumps(f.state_dict()) == before
+
+
+def test_invalid_resolution_says_none_is_allowed() -> None:
+    with pytest.raises(ValueError, match=r"resolution=0 is not allowed: .*> 0, or None"):
+        ChangePoint(resolution=0)

@@ -1,0 +1,92 @@
+"""The default a Scaler gets when its spec names no filter: the contract docs/default.md states.
+
+* After warm-up (200 samples) with noise sigma <= 10 % of the level, a single sample at 3x the
+  level, a burst of 3 such samples, or a single 0 never changes the operator count, neither then
+  nor later (compared with the same run without them).
+* A sustained step from 320 to 540 tuples/s (7 -> 11 operators at capacity 50) under noise
+  sigma = 86 (SNR 5, amplitude definition) reaches 11 operators within 30 s in 39 of 40 runs,
+  15 s in the median.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from filters import make_filter
+from scaling import Scaler, default_spec, make_guard
+
+SPEC = {"policy": {"capacity": 50.0}}
+
+
+def counts(volumes: list[float], operators: int) -> list[int]:
+    scaler = Scaler.from_spec(SPEC, operators=operators)
+    return [scaler.observe(volume, float(t)).operators for t, volume in enumerate(volumes)]
+
+
+def noise(level: float, sigma: float, n: int, rng: np.random.Generator) -> list[float]:
+    return np.clip(level + rng.normal(0.0, sigma, n), 0.0, None).tolist()
+
+
+@pytest.mark.parametrize("relative_sigma", [0.02, 0.05, 0.1])
+@pytest.mark.parametrize(
+    ("name", "outlier"), [("spike", [3.0]), ("burst", [3.0] * 3), ("zero", [0.0])]
+)
+def test_a_spike_a_burst_or_a_dropout_never_changes_the_count(
+    relative_sigma: float, name: str, outlier: list[float]
+) -> None:
+    level = 370.0
+    changed = []
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        before = noise(level, relative_sigma * level, 200, rng)
+        after = noise(level, relative_sigma * level, 150, rng)
+        outliers = [factor * level for factor in outlier]
+        with_outliers = counts(before + outliers + after, operators=8)
+        # The control run sees the level instead of the outliers.
+        control = counts(before + [level] * len(outliers) + after, operators=8)
+        if with_outliers != control or len(set(with_outliers[199 : 199 + len(outlier) + 1])) > 1:
+            changed.append(seed)
+    assert changed == [], f"{name} changed the count for seeds {changed}"
+
+
+def test_a_sustained_step_is_followed_within_30_seconds() -> None:
+    delays = []
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        history = counts(noise(320.0, 86.0, 300, rng) + noise(540.0, 86.0, 120, rng), operators=7)
+        assert history[299] == 7
+        delays.append(next(i for i, n in enumerate(history[300:], start=1) if n >= 11))
+    # docs/default.md: median 13 s; 1 run in 100 takes longer than 30 s (up to 38 s), when noise
+    # lifted the statistic before the step and the level restarted too low.
+    assert sum(delay > 30 for delay in delays) <= 1 and max(delays) <= 45, sorted(delays)
+    assert float(np.median(delays)) <= 15
+
+
+def test_the_default_spec_round_trips_and_is_named_in_full() -> None:
+    scaler = Scaler.from_spec(SPEC, operators=3)
+    assert scaler.spec == {
+        "filter": make_filter(default_spec(50.0)["filter"]).spec,
+        "policy": {"capacity": 50.0, "min_operators": 1, "max_operators": None},
+        "guards": [make_guard("confidence").spec],
+    }
+    assert Scaler.from_spec(json.loads(json.dumps(scaler.spec))).spec == scaler.spec
+    # Guards given without a filter keep the default filter; a filter without guards gets none.
+    assert Scaler.from_spec({**SPEC, "guards": []}).spec["filter"]["name"] == "changepoint"
+    assert Scaler.from_spec({**SPEC, "filter": "raw"}).spec["guards"] == []
+
+
+def test_the_default_continues_exactly_from_a_saved_state() -> None:
+    rng = np.random.default_rng(3)
+    volumes = noise(300.0, 60.0, 300, rng) + noise(450.0, 60.0, 300, rng)
+    whole = Scaler.from_spec(SPEC, operators=6)
+    expected = [whole.observe(v, float(t)) for t, v in enumerate(volumes)]
+    first = Scaler.from_spec(SPEC, operators=6)
+    for t, v in enumerate(volumes[:350]):
+        first.observe(v, float(t))
+    second = Scaler.from_spec(SPEC)
+    second.load_state_dict(json.loads(json.dumps(first.state_dict(), allow_nan=False)))
+    rest = [second.observe(v, float(t)) for t, v in enumerate(volumes[350:], start=350)]
+    assert rest == expected[350:]
