@@ -76,7 +76,8 @@ CREATE TABLE IF NOT EXISTS streams (
 );
 CREATE TABLE IF NOT EXISTS probe (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    count INTEGER NOT NULL
+    count INTEGER NOT NULL,
+    headroom BLOB
 );
 CREATE TABLE IF NOT EXISTS decisions (
     stream TEXT NOT NULL,
@@ -93,6 +94,8 @@ CREATE TABLE IF NOT EXISTS decisions (
 
 _STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
 _DECISION_COLUMNS = "t, volume, filtered, previous, operators, action, reason"
+# What the readiness probe writes after a failed write: room for a few small batches.
+_PROBE_BYTES = 64 * 1024
 # Keep IN (...) lists well under SQLite's limit on bound parameters.
 _CHUNK = 500
 
@@ -183,14 +186,17 @@ class Storage:
 
     def ping(self) -> None:
         """Raise ``StorageUnavailable`` (or ``RuntimeError`` once closed) unless the database
-        answers; after a failed write, unless a write succeeds now."""
+        answers; after a failed write, unless a write of ``_PROBE_BYTES`` succeeds now."""
         if self.write_failure is None:
             with self._connection() as db:
                 db.execute("SELECT 1 FROM streams LIMIT 1").fetchall()
             return
+        # More than a batch of a few samples writes: ready means there is room for them.
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO probe VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET count = count + 1"
+                "INSERT INTO probe VALUES (1, 1, zeroblob(?)) ON CONFLICT (id) DO UPDATE "
+                "SET count = count + 1, headroom = excluded.headroom",
+                (_PROBE_BYTES,),
             )
 
     def put_stream(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +34,21 @@ STREAM = {
 class Server:
     """A `steadyscale serve` process on a free loopback port."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        env: dict[str, str] | None = None,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "simulator.cli", "serve", "--port", str(self.port),
                    "--data-dir", str(data_dir), "--log-level", "warning"]  # fmt: skip
-        self.process = subprocess.Popen(command, env={**os.environ, **(env or {})})
+        self.process = subprocess.Popen(
+            command, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn
+        )
         deadline = time.monotonic() + 30.0
         while True:
             try:
@@ -180,3 +189,165 @@ def test_sigkill_mid_run_then_restart_continues_exactly(tmp_path: Path) -> None:
         second.stop()
     got = [(d["t"], d["filtered"], d["operators"]) for d in decisions]
     assert got == uninterrupted(everything)
+
+
+# Issue 14: the server process under attack
+
+
+def healthz_seconds(url: str, count: int = 10) -> float:
+    """The slowest of ``count`` /healthz answers, seconds."""
+    slowest = 0.0
+    with httpx.Client(base_url=url, timeout=10.0) as client:
+        for _ in range(count):
+            began = time.perf_counter()
+            assert client.get("/healthz").status_code == 200
+            slowest = max(slowest, time.perf_counter() - began)
+            time.sleep(0.02)
+    return slowest
+
+
+def test_another_writer_holding_the_database_is_503_and_never_stalls_the_loop(
+    tmp_path: Path,
+) -> None:
+    """Item 9: a backup or the sqlite3 shell holds SQLite's write lock. /healthz answers at
+    once; a POST answers 503 after the busy timeout, nothing stored; afterwards all is well."""
+    data = tmp_path / "data"
+    server = Server(data, env={"STEADYSCALE_BUSY_TIMEOUT": "1"})
+    everything = samples(40)
+    try:
+        with httpx.Client(base_url=server.url, timeout=10.0) as client:
+            client.put("/v1/streams/s1", json=STREAM)
+            for sample in everything[:20]:  # cached and cheap: small batches run on the loop
+                assert client.post("/v1/streams/s1/samples", json={"samples": [sample]}).is_success
+            holder = sqlite3.connect(data / "steadyscale.db", isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")
+            answers: list[httpx.Response] = []
+            poster = threading.Thread(
+                target=lambda: answers.append(
+                    client.post("/v1/streams/s1/samples", json={"samples": everything[20:21]})
+                )
+            )
+            poster.start()
+            assert healthz_seconds(server.url) < 0.2
+            poster.join(timeout=10)
+            [refused] = answers
+            assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+            assert "locked" in refused.json()["detail"]
+            assert client.get("/readyz").status_code == 503  # a write is tried, and waits
+            holder.execute("ROLLBACK")
+            holder.close()
+            assert client.get("/readyz").status_code == 200
+            for sample in everything[20:]:
+                assert client.post("/v1/streams/s1/samples", json={"samples": [sample]}).is_success
+            got = [(d["t"], d["filtered"], d["operators"]) for d in history(client, "s1")]
+    finally:
+        server.stop()
+    assert got == uninterrupted(everything)
+
+
+def test_connections_that_never_finish_their_headers_are_closed(tmp_path: Path) -> None:
+    """Item 11: partial headers, on fresh connections and on kept-alive ones, are cut off
+    after the header timeout; complete requests are served."""
+    server = Server(tmp_path / "data", env={"STEADYSCALE_HEADER_TIMEOUT": "1"})
+    try:
+        slow = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(50)]
+        for connection in slow:
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        kept = socket.create_connection(("127.0.0.1", server.port))
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert b"200 OK" in kept.recv(4096)
+        kept.sendall(b"GET /healthz HTTP/1.1\r\n")
+        time.sleep(2.5)
+        for connection in [*slow, kept]:
+            connection.settimeout(1.0)
+            try:
+                assert connection.recv(4096) == b""
+            except ConnectionResetError:
+                pass
+            connection.close()
+        assert healthz_seconds(server.url, 2) < 1.0
+    finally:
+        server.stop()
+
+
+def _small_disk() -> None:
+    """In the server process: files may not grow past 512 KiB (a full disk, as SQLite sees
+    it), and the kernel's SIGXFSZ is ignored so that writes fail instead of killing it."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (512 * 1024, resource.RLIM_INFINITY))
+
+
+def test_a_full_disk_is_503_not_ready_and_loses_nothing(tmp_path: Path) -> None:
+    """Item 13: writes that cannot be stored answer 503 and /readyz says not ready; once the
+    disk has room again everything works; every acknowledged sample is kept, none twice."""
+    data = tmp_path / "data"
+    everything = samples(6000)
+    batches = [everything[i : i + 200] for i in range(0, len(everything), 200)]
+    server = Server(data, preexec_fn=_small_disk)
+    acknowledged = 0
+    try:
+        with httpx.Client(base_url=server.url, timeout=10.0) as client:
+            client.put("/v1/streams/s1", json=STREAM)
+            for batch in batches:
+                answer = client.post("/v1/streams/s1/samples", json={"samples": batch})
+                if answer.status_code != 200:
+                    break
+                acknowledged += 1
+            assert 0 < acknowledged < len(batches), "the disk never filled up"
+            assert answer.status_code == 503, answer.text
+            # Small batches may still fit: fill the disk up with them.
+            start = acknowledged * 200
+            while True:
+                one = everything[start : start + 1]
+                answer = client.post("/v1/streams/s1/samples", json={"samples": one})
+                if answer.status_code != 200:
+                    break
+                start += 1
+            assert answer.status_code == 503, answer.text
+            assert client.get("/readyz").status_code == 503
+            assert client.get("/healthz").status_code == 200
+            resource.prlimit(
+                server.process.pid,
+                resource.RLIMIT_FSIZE,
+                (resource.RLIM_INFINITY, resource.RLIM_INFINITY),
+            )
+            assert client.get("/readyz").status_code == 200
+            rest = everything[start:]
+            for batch in [rest[i : i + 200] for i in range(0, len(rest), 200)]:
+                answer = client.post("/v1/streams/s1/samples", json={"samples": batch})
+                assert answer.status_code == 200, answer.text
+    finally:
+        server.kill()
+    restarted = Server(data)
+    try:
+        with httpx.Client(base_url=restarted.url, timeout=10.0) as client:
+            got = [(d["t"], d["filtered"], d["operators"]) for d in history(client, "s1")]
+    finally:
+        restarted.stop()
+    assert got == uninterrupted(everything)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "env", "message"),
+    [
+        (["--data-dir", "{file}"], {}, "{file}"),
+        ([], {"STEADYSCALE_TOKENS": " , "}, "holds no token"),
+        ([], {"STEADYSCALE_RETENTION": "100", "STEADYSCALE_MAX_BATCH": "150"}, "retention"),
+    ],
+)
+def test_settings_that_cannot_work_stop_the_start_with_a_message(
+    tmp_path: Path, arguments: list[str], env: dict[str, str], message: str
+) -> None:
+    """Items 14, 15, 17: exit status 2 and one message naming the problem, no traceback."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    arguments = [argument.format(file=blocker) for argument in arguments]
+    command = [sys.executable, "-m", "simulator.cli", "serve", "--port", "0", *arguments]
+    if "--data-dir" not in arguments:
+        command += ["--data-dir", str(tmp_path / "data")]
+    done = subprocess.run(
+        command, env={**os.environ, **env}, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert message.format(file=blocker) in done.stderr
+    assert "Traceback" not in done.stderr
