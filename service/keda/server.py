@@ -84,7 +84,9 @@ class KedaServer:
                 log.exception("the KEDA scaler stopped")
 
     async def _serve(self) -> None:
-        server = grpc.aio.server()
+        # No SO_REUSEPORT (grpc's default on Linux): a second server on the same port must
+        # fail to start, not share KEDA's calls with the first.
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
         pb_grpc.add_ExternalScalerServicer_to_server(self._servicer, server)
         server.add_insecure_port(self.address)
         await server.start()
