@@ -24,7 +24,7 @@ from service.keda import externalscaler_pb2 as pb
 from service.keda import externalscaler_pb2_grpc as pb_grpc
 
 # Staleness short enough to wait out in a test; batches below come faster than that.
-STALENESS = 3.0
+STALENESS = 5.0
 
 CONFIG = {
     "filter": {"name": "ewma", "alpha": 0.3},
