@@ -112,7 +112,9 @@ class Cell:
     """One simulated run: a configuration (filter + guards) on one noisy workload.
 
     ``seed`` seeds the workload; the noise gets a seed derived from it
-    (``noise_seed(seed)``), so that trend and noise are independent draws.
+    (``noise_seed(seed)``), so that trend and noise are independent draws. ``observe="trend"``
+    feeds the Scaler the noise-free trend instead of the noisy volume: with the ``raw`` filter
+    that is the oracle, the limit every filter is measured against.
     """
 
     config: str
@@ -125,6 +127,7 @@ class Cell:
     workload_params: Mapping[str, Any] = field(default_factory=dict)
     duration: float = 1500.0
     capacity: float = 50.0
+    observe: str = "noisy"
 
 
 def noise_seed(seed: int) -> int:
@@ -140,6 +143,8 @@ def run_cell(cell: Cell, cost_model: CostModel | None = None) -> dict[str, Any]:
     """Simulate ``cell`` and return its result row (columns ``ROW_COLUMNS``)."""
     trend = workload_trend(cell.workload, cell.seed, cell.duration, cell.workload_params)
     noisy = add_noise(trend, cell.snr, noise_seed(cell.seed), cell.definition)
+    if cell.observe not in ("noisy", "trend"):
+        raise ValueError(f"observe={cell.observe!r} is not allowed: use 'noisy' or 'trend'")
     policy = ThresholdPolicy(capacity=cell.capacity)
     scaler = Scaler(
         make_filter(dict(cell.filter_spec)),
@@ -147,7 +152,8 @@ def run_cell(cell: Cell, cost_model: CostModel | None = None) -> dict[str, Any]:
         [make_guard(dict(guard)) for guard in cell.guards],
         operators=policy.needed(float(trend[0])),
     )
-    result = simulate(scaler, noisy, trend=trend)
+    observed = trend if cell.observe == "trend" else noisy
+    result = simulate(scaler, observed, reference=noisy, trend=trend)
     assert result.trend_metrics is not None  # a trend was given
     metrics: dict[str, Any] = dict(result.metrics)
     metrics["p_over_trend"] = result.trend_metrics["p_over"]

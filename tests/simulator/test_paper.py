@@ -6,11 +6,14 @@ from pathlib import Path
 import pytest
 
 from simulator.paper import (
+    LS_WINDOWS,
     PAPER_FILTERS,
     RECOMMENDED,
     SNRS,
     SWEEP_FILTERS,
     SWEEP_GUARDS,
+    TVD_WEIGHTS,
+    best_match,
     config_label,
     goal_check,
     paired_table,
@@ -20,16 +23,46 @@ from simulator.paper import (
 )
 
 
-def test_paper_grid_covers_every_definition_snr_filter_and_seed() -> None:
+def test_paper_grid_covers_every_definition_snr_row_and_seed() -> None:
     cells = paper_cells(seeds=range(3))
-    assert len(cells) == 2 * len(SNRS) * len(PAPER_FILTERS) * 3
+    rows = 1 + len(LS_WINDOWS) + len(TVD_WEIGHTS) + 1 + 2  # raw, LS, TVD, EKF, default, oracle
+    assert len(cells) == 2 * len(SNRS) * rows * 3
     assert {cell.definition for cell in cells} == {"power", "amplitude"}
     assert {cell.snr for cell in cells} == {0.5, 0.8, 1.0, 5.0, 10.0}
-    assert {cell.filter_spec["name"] for cell in cells} == {"raw", "moving_average", "tvd", "ekf"}
-    # One rule at every SNR: a filter's parameters never depend on the noise level.
-    for name in PAPER_FILTERS:
-        specs = {str(cell.filter_spec) for cell in cells if cell.filter_spec["name"] == name}
+    assert {cell.filter_spec["name"] for cell in cells} == {
+        "raw",
+        "moving_average",
+        "tvd",
+        "ekf",
+        "changepoint",
+    }
+    assert {c.observe for c in cells if c.config == "oracle"} == {"trend"}
+    assert {c.observe for c in cells if c.config != "oracle"} == {"noisy"}
+    # One rule at every SNR: a row's parameters never depend on the noise level.
+    for label in {cell.config for cell in cells}:
+        specs = {str((c.filter_spec, c.guards)) for c in cells if c.config == label}
         assert len(specs) == 1
+
+
+def test_the_match_picks_the_ls_and_tvd_closest_to_the_papers_figures() -> None:
+    def row(snr: float, config: str, s: float, p: float = 100.0) -> dict[str, object]:
+        return {"definition": "power", "snr": snr, "config": config, "s_total": s,
+                "p_total": p, "p_total_trend": p, "cost": s}  # fmt: skip
+
+    ekf = config_label(PAPER_FILTERS["ekf"])
+    # LS w=30 with TVD 20 gives exactly the paper's figures; every other pair is off.
+    summary = [row(0.5, ekf, 56.0), row(10.0, ekf, 99.0), row(1.0, ekf, 90.0)]
+    for w in LS_WINDOWS:
+        s = 100.0 if w == 30 else 200.0
+        summary += [row(snr, f"moving_average w={w}", s) for snr in (0.5, 1.0, 10.0)]
+    for k in TVD_WEIGHTS:
+        tvd, exact = f"tvd lam_per_sigma={k:g}", k == 20.0
+        summary += [row(0.5, tvd, 5.0 if exact else 60.0), row(10.0, tvd, 85.0 if exact else 99.0)]
+        summary.append(row(1.0, tvd, 50.0, 108.0 if exact else 130.0))
+    assert best_match(summary, "power") == (
+        "moving_average w=30",
+        "tvd lam_per_sigma=20",
+    )
 
 
 def test_sweep_contains_the_paper_configurations_so_the_goal_is_paired() -> None:
@@ -74,19 +107,22 @@ def small_paper(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_paper_csv_has_one_row_per_snr_and_filter(small_paper: dict[str, Path]) -> None:
     with small_paper["paper"].open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 2 * len(PAPER_FILTERS)
+    assert len(rows) == 2 * len(paper_cells(seeds=[1], definitions=["power"], snrs=[1.0]))
     for column in ("snr", "filter", "s_up", "s_down", "p_over", "p_under", "s_up_ci"):
         assert column in rows[0]
-    by = {(float(r["snr"]), r["filter"]): r for r in rows}
+    by = {(float(r["snr"]), r["config"]): r for r in rows}
     # The point of the paper: at SNR 1 TVD scales far less often than raw thresholding.
-    assert float(by[1.0, "tvd"]["s_up"]) < 0.2 * float(by[1.0, "raw"]["s_up"])
+    assert float(by[1.0, "tvd lam_per_sigma=10"]["s_up"]) < 0.2 * float(by[1.0, "raw"]["s_up"])
+    # The oracle scales about as often as the trend's own level changes, far less than raw.
+    assert float(by[1.0, "oracle"]["s_total"]) < 0.1 * float(by[1.0, "raw"]["s_total"])
     assert all(r["n"] == "3" for r in rows)
 
 
 def test_paper_writes_report_and_figures(small_paper: dict[str, Path]) -> None:
     text = small_paper["report"].read_text()
     assert "### SNR 1 (power)" in text and "### SNR 10 (power)" in text
-    assert "> 93 %" in text  # the claims table
+    assert "The claims need SNR 0.5, 1 and 10" in text  # this small run has no SNR 0.5
+    assert "`default`" in text and "`oracle`" in text
     assert "reached" in text  # the goal check of the sweep
     pngs = [path for name, path in small_paper.items() if path.suffix == ".png"]
     assert len(pngs) == 3  # two timelines and one Pareto plot
