@@ -232,11 +232,13 @@ def _allowed_methods(scope: Scope) -> list[str]:
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's document, plus the bearer-token scheme (enforced by ``TokenMiddleware``,
-    so FastAPI does not see it)."""
+    """FastAPI's document, plus what FastAPI cannot see: the bearer-token scheme (enforced by
+    ``TokenMiddleware``) and the most samples a batch may hold (the setting ``max_batch``)."""
     if app.openapi_schema is None:
         document = FastAPI.openapi(app)
         components = document.setdefault("components", {})
+        batch = components["schemas"]["SampleBatch"]["properties"]["samples"]
+        batch["maxItems"] = app.state.settings.max_batch
         components["securitySchemes"] = {
             "bearer": {
                 "type": "http",

@@ -21,6 +21,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, JsonValue
 
+from filters import available_filters
+from scaling import available_guards
+
 # Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
 STREAM_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
 STREAM_ID_ALLOWED = (
@@ -82,11 +85,24 @@ def _count(name: str) -> BeforeValidator:
 
 class ComponentSpec(BaseModel):
     """A filter or a guard: its ``name`` and its parameters, e.g. ``{"name": "tvd",
-    "lam_per_sigma": 10}``; omitted parameters take their defaults."""
+    "lam_per_sigma": 10}``; omitted parameters take their defaults. The filter or guard checks
+    its parameters (names, types, ranges) and names the one at fault."""
 
     model_config = ConfigDict(strict=True, extra="allow")
 
     name: str = Field(max_length=64)
+
+
+class FilterSpec(ComponentSpec):
+    """The denoiser: ``name`` one of ``filters.available_filters()``, and its parameters."""
+
+    name: str = Field(max_length=64, json_schema_extra={"enum": available_filters()})
+
+
+class GuardSpec(ComponentSpec):
+    """A guard: ``name`` one of ``scaling.available_guards()``, and its parameters."""
+
+    name: str = Field(max_length=64, json_schema_extra={"enum": available_guards()})
 
 
 class PolicySpec(BaseModel):
@@ -127,9 +143,9 @@ class StreamConfig(BaseModel):
         },
     )
 
-    filter: ComponentSpec = Field(description="The denoiser, e.g. {'name': 'tvd'}.")
+    filter: FilterSpec = Field(description="The denoiser, e.g. {'name': 'tvd'}.")
     policy: PolicySpec
-    guards: list[ComponentSpec] = Field(
+    guards: list[GuardSpec] = Field(
         default=[],
         max_length=16,
         description="Guards applied in this order, e.g. [{'name': 'cooldown', 'down': 60}].",
@@ -157,7 +173,13 @@ class Sample(BaseModel):
 class SampleBatch(BaseModel):
     """What ``POST /v1/streams/{stream_id}/samples`` takes."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"samples": [{"t": 12.0, "volume": 351.2}, {"t": 13.0, "volume": 344.0}]}]
+        },
+    )
 
     # FailFast: validation stops at the first bad sample, so a huge batch of bad samples
     # costs no more than its first error (and its error body stays small).

@@ -71,6 +71,7 @@ _STREAM_ID = {"stream_id": "$request.path.stream_id"}
 LINKS: dict[str, dict[str, Any]] = {
     "PostSamples": {"operationId": "post_samples", "parameters": _STREAM_ID},
     "GetStream": {"operationId": "get_stream", "parameters": _STREAM_ID},
+    "DeleteStream": {"operationId": "delete_stream", "parameters": _STREAM_ID},
     "GetDecision": {"operationId": "latest_decision", "parameters": _STREAM_ID},
     "GetHistory": {"operationId": "history", "parameters": _STREAM_ID},
     "GetMetric": {"operationId": "metric", "parameters": _STREAM_ID},
@@ -144,11 +145,14 @@ async def list_streams(
     tags=["streams"],
     status_code=201,
     responses={
-        201: {"description": "Created", "links": _links("PostSamples", "GetStream")},
+        201: {
+            "description": "Created",
+            "links": _links("PostSamples", "GetStream", "DeleteStream"),
+        },
         200: {
             "model": StreamOut,
             "description": "Unchanged (same configuration), or replaced (reset=true)",
-            "links": _links("PostSamples", "GetStream"),
+            "links": _links("PostSamples", "GetStream", "DeleteStream"),
         },
         **_problems(409),
         **_BODY,
