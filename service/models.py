@@ -96,13 +96,17 @@ class ComponentSpec(BaseModel):
 class FilterSpec(ComponentSpec):
     """The denoiser: ``name`` one of ``filters.available_filters()``, and its parameters."""
 
-    name: str = Field(max_length=64, json_schema_extra={"enum": available_filters()})
+    name: str = Field(
+        max_length=64, json_schema_extra={"enum": list[JsonValue](available_filters())}
+    )
 
 
 class GuardSpec(ComponentSpec):
     """A guard: ``name`` one of ``scaling.available_guards()``, and its parameters."""
 
-    name: str = Field(max_length=64, json_schema_extra={"enum": available_guards()})
+    name: str = Field(
+        max_length=64, json_schema_extra={"enum": list[JsonValue](available_guards())}
+    )
 
 
 class PolicySpec(BaseModel):

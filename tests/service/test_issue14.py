@@ -421,7 +421,10 @@ def test_18_19_the_openapi_document_states_the_errors_constraints_security_and_l
     # The example configuration is accepted as it is (it once held a filter used for guards).
     [example] = schemas["StreamConfig"]["examples"]
     assert client.put("/v1/streams/example", json=example).status_code == 201
-    assert "examples" not in schemas["ComponentSpec"]
+    assert "examples" not in schemas["GuardSpec"]
+    guard_name = schemas["GuardSpec"]["properties"]["name"]
+    assert "cooldown" in guard_name["enum"] and "tvd" not in guard_name["enum"]
+    assert "tvd" in schemas["FilterSpec"]["properties"]["name"]["enum"]
 
 
 @pytest.mark.parametrize("method", ["OPTIONS", "PATCH", "POST"])
