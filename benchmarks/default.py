@@ -191,14 +191,14 @@ def plot(path: Path, table: Sequence[Mapping[str, Any]]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{row['workload'].removeprefix('trace ')}\nSNR {row['snr']:g}" for row in table]
+    labels = [f"{_short(row['workload'])}\nSNR {row['snr']:g}" for row in table]
     x = np.arange(len(table))
     figure, axes = plt.subplots(figsize=(max(8.0, 0.55 * len(table)), 4.2))
     axes.bar(x - 0.2, [row["default"] for row in table], 0.4, label="default (no tuning)")
     axes.bar(x + 0.2, [row["former"] for row in table], 0.4, label="tvd, the former default")
     axes.axhline(1.0, color="black", linewidth=0.8)
     axes.axhline(1.02, color="grey", linewidth=0.8, linestyle="--", label="1.02 x best")
-    axes.set_xticks(x, labels, fontsize=7)
+    axes.set_xticks(x, labels, fontsize=7, rotation=90)
     axes.set_ylabel("cost / best of 75 tuned configurations")
     axes.set_ylim(0.9, max(1.1, max(row["former"] for row in table) + 0.05))
     axes.legend(loc="upper left", fontsize=8)
@@ -243,6 +243,12 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         plot(args.out / "default_ratio.png", [row for _, table in tables for row in table])
         print(f"\nwrote {args.out / 'default_ratio.png'}")
+
+
+def _short(workload: str) -> str:
+    """A tick label: ``trace Twitter_volume_AAPL`` -> ``AAPL``, ``nyc_taxi`` -> ``taxi``."""
+    name = workload.removeprefix("trace ").removeprefix("Twitter_volume_")
+    return {"ec2_network_in_257a54": "ec2", "nyc_taxi": "taxi"}.get(name, name).replace("_", " ")
 
 
 def _noisy(level: float, sigma: float, n: int, rng: np.random.Generator) -> list[float]:
