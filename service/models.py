@@ -147,7 +147,11 @@ class StreamConfig(BaseModel):
         },
     )
 
-    filter: FilterSpec = Field(description="The denoiser, e.g. {'name': 'tvd'}.")
+    filter: FilterSpec | None = Field(
+        default=None,
+        description="The denoiser, e.g. {'name': 'tvd'}. Left out: the recommended default "
+        "(changepoint tuned to the capacity, and the confidence guard unless guards are given).",
+    )
     policy: PolicySpec
     guards: list[GuardSpec] = Field(
         default=[],

@@ -69,7 +69,7 @@ from starlette.exceptions import HTTPException
 from filters import make_filter
 from filters.base import ParameterError
 from filters.tvd import MAX_WINDOW
-from scaling import Decision, Scaler, ThresholdPolicy, make_guard
+from scaling import Decision, Scaler, ThresholdPolicy, default_spec, make_guard
 from service.metrics import Metrics
 from service.models import FieldError, Sample, SampleRef, StreamConfig
 from service.storage import (
@@ -519,8 +519,16 @@ def build_scaler(config: StreamConfig) -> Scaler:
             errors.append(_field_error(field, spec, error))
             return None
 
-    filter_spec = config.filter.model_dump()
     policy_spec = config.policy.model_dump()
+    guard_specs = [guard.model_dump() for guard in config.guards]
+    if config.filter is None:
+        # The recommended default; its resolution is the capacity (validated with the policy).
+        default = default_spec(policy_spec["capacity"])
+        filter_spec = default["filter"]
+        if "guards" not in config.model_fields_set:
+            guard_specs = default["guards"]
+    else:
+        filter_spec = config.filter.model_dump()
     if filter_spec.get("method") == "mm" and filter_spec.get("window") is None:
         # Over the whole history, every sample costs more than the one before, and the state
         # holds every sample: a stream would slow down and grow without bound.
@@ -529,8 +537,7 @@ def build_scaler(config: StreamConfig) -> Scaler:
     denoiser = build("filter", filter_spec, lambda: make_filter(filter_spec))
     policy = build("policy", policy_spec, lambda: ThresholdPolicy(**policy_spec))
     guards = []
-    for index, guard in enumerate(config.guards):
-        spec = guard.model_dump()
+    for index, spec in enumerate(guard_specs):
         guards.append(build(f"guards[{index}]", spec, functools.partial(make_guard, spec)))
     if errors:
         raise InvalidInput(errors)
