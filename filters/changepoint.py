@@ -142,8 +142,13 @@ class ChangePoint(Denoiser):
 
     @property
     def spread(self) -> float | None:
-        """Standard error of the level, volume units; ``None`` before the first sample."""
-        if self._weight == 0.0:
+        """Standard error of the level, volume units; ``None`` during warm-up.
+
+        Warm-up lasts until the noise estimate rests on ``_WARM_UP`` (8) differences: before
+        that, an estimate from one or two differences may be far too small, and a decision
+        taken on it would follow the first samples.
+        """
+        if self._differences < _WARM_UP:
             return None
         sigma = self._sigma
         if self._zeros > 0.0:

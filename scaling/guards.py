@@ -399,7 +399,9 @@ class Confidence(Guard):
     operators. The band is :math:`(z_\\downarrow - z_\\uparrow)\\,s` wide: wide while the
     estimate is young or the noise large compared with one operator's capacity, narrow once the
     level has been stable for long. A fixed band (``hysteresis``) is right for one noise level
-    only. The guard replaces the count the policy asked for; put it first.
+    only. While the filter reports no standard error yet (``spread`` is ``None``: its warm-up,
+    8 samples for ``changepoint``) the count is held. The guard replaces the count the policy
+    asked for; put it first.
 
     Parameters
     ----------
@@ -440,7 +442,10 @@ class Confidence(Guard):
         spread: float | None = None,
     ) -> tuple[int, str | None]:
         if spread is None:
-            return target, None
+            # The filter cannot yet say how uncertain it is (warm-up): keep what runs.
+            if target == current:
+                return target, None
+            return current, "held by confidence: no standard error yet (the filter warms up)"
         upper = policy.needed(filtered + self.up * spread)
         if upper > current:
             if upper == target:

@@ -30,7 +30,9 @@ def test_level_is_the_mean_since_the_change_with_a_standard_error_that_shrinks()
     for x in noisy(400.0, 60.0, 150, 3):
         f.update(float(x))
         spreads.append(f.spread)
-    assert spreads[0] == 0.0 and spreads[-1] == pytest.approx(60.0 / np.sqrt(150 * 0.66), rel=0.2)
+    # None while the noise estimate rests on fewer than 8 differences (warm-up).
+    assert spreads[:8] == [None] * 8 and spreads[8] is not None
+    assert spreads[-1] == pytest.approx(60.0 / np.sqrt(150 * 0.66), rel=0.2)
     assert f.update(400.0) == pytest.approx(400.0, abs=3 * spreads[-1])
 
 

@@ -68,9 +68,11 @@ def test_confidence_band_is_as_wide_as_the_uncertainty() -> None:
     assert [decide(v, 0.0) for v in (249.0, 299.0, 301.0, 350.0)] == [5, 6, 7, 7]
 
 
-def test_confidence_without_a_spread_passes_the_target_and_refuses_silent_filters() -> None:
+def test_confidence_holds_while_the_filter_warms_up_and_refuses_silent_filters() -> None:
     guard = Confidence()
-    assert guard.apply(3, current=7, filtered=140.0, t=0.0, policy=POLICY) == (3, None)
+    held = guard.apply(3, current=7, filtered=140.0, t=0.0, policy=POLICY)
+    assert held == (7, "held by confidence: no standard error yet (the filter warms up)")
+    assert guard.apply(7, current=7, filtered=340.0, t=0.0, policy=POLICY) == (7, None)
     with pytest.raises(ValueError, match="decides from the filter's standard error"):
         Scaler(make_filter("tvd"), POLICY, [guard])
 
