@@ -203,6 +203,11 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
         message = f"{request.method[:20]} is not allowed here: use {', '.join(allowed)}"
         method = FieldError.of("method", request.method, ", ".join(allowed), message)
         error = ServiceError(405, message, [method], headers={"Allow": ", ".join(allowed)})
+    elif error.status_code == 404 and not isinstance(error, ServiceError):
+        path = request.url.path
+        message = f"no route has the path {path[:100]!r}"
+        allowed = "a path of the API (GET /openapi.json lists them)"
+        error = ServiceError(404, message, [FieldError.of("path", path, allowed, message)])
     return _problem_response(error)
 
 

@@ -233,7 +233,7 @@ def test_a_batch_reports_its_first_bad_sample(client: TestClient) -> None:
         ),
         ({"operators": -1}, "operators", -1, "operators must be an integer from 0"),
         ({"operators": 2.5}, "operators", 2.5, "integer"),
-        ({"filter": None}, "filter", None, "dictionary"),
+        ({"filter": 5}, "filter", 5, "dictionary"),
     ],
 )
 def test_a_bad_configuration_is_422_and_keeps_the_stream(
