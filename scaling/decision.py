@@ -30,6 +30,10 @@ class Decision:
     reason
         Human-readable explanation: what the policy asked for, then what each guard or bound
         that changed or held the count said, separated by ``"; "``.
+    backlog, running, processed
+        What the job reported with the sample, ``None`` when it did not (records waiting,
+        operators actually running, records/s processed). With ``running``, ``previous`` is
+        that count.
 
     >>> d = Decision(t=3.0, volume=330.0, filtered=312.4, previous=6, operators=7, action="up",
     ...              reason="filtered 312.4 needs 7 > 6")
@@ -44,6 +48,9 @@ class Decision:
     operators: int
     action: Action
     reason: str
+    backlog: float | None = None
+    running: int | None = None
+    processed: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict."""

@@ -11,6 +11,9 @@ from filters.base import check_number
 # operator that no one asked for. A billionth of an operator is far below any real load change
 # and far above that rounding (for fewer than about a million operators).
 ROUNDING_TOLERANCE = 1e-9
+# Seconds to drain a reported backlog in, by default (Flink's job.autoscaler.catch-up.duration
+# of 5 minutes in its documented configurations).
+CATCH_UP = 300.0
 
 
 class ThresholdPolicy:
@@ -23,7 +26,15 @@ class ThresholdPolicy:
     rounding of :math:`v / c`, so an exact multiple of the capacity needs exactly that many
     operators; a volume above :math:`k c` by less than :math:`10^{-9} c` needs :math:`k`.
 
-    The policy is pure: it holds only its three settings and ``needed`` depends on nothing else.
+    What the Scaler asks ``needed`` for is the **demand** (``demand``): the filtered volume,
+    plus the backlog drained over ``catch_up`` seconds, over the ``utilisation`` target,
+
+    .. math:: d = (\\bar v + b / T_{\\text{catch-up}}) / u
+
+    so a job that fell behind gets the capacity to catch up (the Flink autoscaler's target rate
+    plus lag over catch-up duration), and headroom is a utilisation target (the HPA's 70 %).
+
+    The policy is pure: it holds only its settings and depends on nothing else.
 
     Parameters
     ----------
@@ -33,6 +44,12 @@ class ThresholdPolicy:
         Fewest operators, an integer >= 0; 0 lets an idle job scale to zero.
     max_operators
         Most operators, an integer >= ``min_operators``, or ``None`` for no limit.
+    utilisation
+        Share of an operator's capacity to plan for, a number in (0, 1]; 1 plans no headroom.
+    catch_up
+        Seconds in which a reported backlog should be drained, a number > 0 (default 300, the
+        catch-up duration of the Flink autoscaler's documented examples), or ``None`` to ignore
+        backlogs. Only samples that report a backlog are affected.
 
     Integral floats (``2.0``) are accepted for the counts and stored as ``int``.
 
@@ -46,16 +63,38 @@ class ThresholdPolicy:
     """
 
     def __init__(
-        self, capacity: float, min_operators: int = 1, max_operators: int | None = None
+        self,
+        capacity: float,
+        min_operators: int = 1,
+        max_operators: int | None = None,
+        utilisation: float = 1.0,
+        catch_up: float | None = CATCH_UP,
     ) -> None:
         owner = type(self).__name__
         check_number(owner, "capacity", capacity, minimum=0, exclusive_minimum=True)
         check_number(owner, "min_operators", min_operators, minimum=0, integer=True)
         if max_operators is not None:
             check_number(owner, "max_operators", max_operators, minimum=min_operators, integer=True)
+        check_number(
+            owner, "utilisation", utilisation, minimum=0, maximum=1, exclusive_minimum=True
+        )
+        if catch_up is not None:
+            check_number(owner, "catch_up", catch_up, minimum=0, exclusive_minimum=True)
         self.capacity = float(capacity)
         self.min_operators = int(min_operators)
         self.max_operators = None if max_operators is None else int(max_operators)
+        self.utilisation = float(utilisation)
+        self.catch_up = None if catch_up is None else float(catch_up)
+
+    def demand(self, filtered: float, backlog: float | None = None) -> float:
+        """The volume to provision for: ``(filtered + backlog / catch_up) / utilisation``.
+
+        >>> ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0).demand(300.0, 1200.0)
+        400.0
+        """
+        if backlog and self.catch_up is not None:
+            filtered += backlog / self.catch_up
+        return filtered / self.utilisation
 
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (tuples/s, finite), within the bounds."""
@@ -73,12 +112,22 @@ class ThresholdPolicy:
 
     @property
     def spec(self) -> dict[str, Any]:
-        """The settings as a JSON-ready dict; ``ThresholdPolicy(**spec)`` rebuilds the policy."""
-        return {
+        """The settings as a JSON-ready dict; ``ThresholdPolicy(**spec)`` rebuilds the policy.
+
+        ``utilisation`` and ``catch_up`` appear only when they differ from their defaults.
+        """
+        spec: dict[str, Any] = {
             "capacity": self.capacity,
             "min_operators": self.min_operators,
             "max_operators": self.max_operators,
         }
+        # Left out at their defaults, so that specs (and the states stored with them) written
+        # before these settings existed still compare equal.
+        if self.utilisation != 1.0:
+            spec["utilisation"] = self.utilisation
+        if self.catch_up != CATCH_UP:
+            spec["catch_up"] = self.catch_up
+        return spec
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ThresholdPolicy) and other.spec == self.spec

@@ -49,6 +49,16 @@ def _policy(settings: object) -> ThresholdPolicy:
     return ThresholdPolicy(**settings)
 
 
+def _demand_terms(policy: ThresholdPolicy, backlog: float | None) -> str:
+    """How the demand differs from the filtered volume, for a decision's reason."""
+    terms = ""
+    if backlog and policy.catch_up is not None:
+        terms += f" + backlog {backlog:g} / {policy.catch_up:g} s"
+    if policy.utilisation != 1.0:
+        terms += f", at utilisation {policy.utilisation:g}"
+    return terms
+
+
 class Scaler:
     """Volume samples in, operator counts out: the one object every user of steadyscale drives.
 
@@ -127,10 +137,31 @@ class Scaler:
         """Operators running after the last decision (the initial count before any)."""
         return self._operators
 
-    def observe(self, volume: float, t: float) -> Decision:
-        """Take the sample ``volume`` (tuples/s) at time ``t`` (seconds) and decide."""
+    def observe(
+        self,
+        volume: float,
+        t: float,
+        *,
+        backlog: float | None = None,
+        running: int | None = None,
+        processed: float | None = None,
+    ) -> Decision:
+        """Take the sample ``volume`` (tuples/s) at time ``t`` (seconds) and decide.
+
+        What the job reports beyond its volume is optional: ``backlog`` (records waiting:
+        consumer lag, queue length; drained over the policy's ``catch_up``), ``running`` (the
+        operators actually running now: the decision and every guard reason from it instead of
+        from the last decision, which may not have been applied) and ``processed`` (records/s
+        processed, kept in the decision). Each is refused unless finite and >= 0 (``running``
+        an integer), and nothing changes then.
+        """
         check_number("Scaler", "volume", volume, minimum=0)
         check_number("Scaler", "t", t)
+        for name, value in (("backlog", backlog), ("processed", processed)):
+            if value is not None:
+                check_number("Scaler", name, value, minimum=0)
+        if running is not None:
+            check_number("Scaler", "running", running, minimum=0, integer=True)
         if self._last_t is not None and not t > self._last_t:
             raise ValueError(
                 f"Scaler: t={t!r} is not allowed: t must be greater than the previous "
@@ -139,19 +170,26 @@ class Scaler:
         volume, t = float(volume), float(t)
         filtered = self.filter.update(volume)
         spread = self.filter.spread
-        previous = self._operators
-        target = self.policy.needed(filtered)
+        previous = self._operators if running is None else int(running)
+        policy = self.policy
+        demand = policy.demand(filtered, backlog)
+        if spread is not None:
+            spread /= policy.utilisation
+        target = policy.needed(demand)
         relation = ">" if target > previous else "<" if target < previous else "="
-        reasons = [f"filtered {filtered:.1f} needs {target} {relation} {previous}"]
+        wanted = f"filtered {filtered:.1f}"
+        if demand != filtered:
+            wanted = f"demand {demand:.1f} ({wanted}{_demand_terms(policy, backlog)})"
+        reasons = [f"{wanted} needs {target} {relation} {previous}"]
         given = []
         for guard in self.guards:
             given.append(target)
             target, reason = guard.apply(
-                target, current=previous, filtered=filtered, t=t, policy=self.policy, spread=spread
+                target, current=previous, filtered=demand, t=t, policy=policy, spread=spread
             )
             if reason is not None:
                 reasons.append(reason)
-        operators = self.policy.clamp(target)
+        operators = policy.clamp(target)
         if operators > target:
             reasons.append(f"raised to min_operators={operators}")
         elif operators < target:
@@ -162,7 +200,18 @@ class Scaler:
         action: Action = (
             "up" if operators > previous else "down" if operators < previous else "none"
         )
-        return Decision(t, volume, filtered, previous, operators, action, "; ".join(reasons))
+        return Decision(
+            t,
+            volume,
+            filtered,
+            previous,
+            operators,
+            action,
+            "; ".join(reasons),
+            backlog=None if backlog is None else float(backlog),
+            running=running if running is None else int(running),
+            processed=None if processed is None else float(processed),
+        )
 
     @property
     def spec(self) -> dict[str, Any]:

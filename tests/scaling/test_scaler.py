@@ -91,6 +91,9 @@ def test_decision_is_frozen_and_json_ready() -> None:
         "operators": 7,
         "action": "up",
         "reason": "filtered 312.4 needs 7 > 1",
+        "backlog": None,
+        "running": None,
+        "processed": None,
     }
     with pytest.raises(dataclasses.FrozenInstanceError):
         decision.operators = 3  # type: ignore[misc]
@@ -271,3 +274,51 @@ def test_spec_round_trips_through_json() -> None:
 def test_bad_specs_are_refused_with_a_clear_message(spec: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Scaler.from_spec(spec)
+
+
+def test_backlog_is_drained_over_the_catch_up_time_with_utilisation_headroom() -> None:
+    policy = ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=6)
+    plain = scaler.observe(300.0, 0.0)
+    assert plain.operators == 8  # 300 / 0.8 = 375 tuples/s
+    behind = scaler.observe(300.0, 1.0, backlog=2400.0)  # + 40 tuples/s for a minute
+    assert behind.operators == 9 and behind.backlog == 2400.0
+    assert behind.reason.startswith(
+        "demand 425.0 (filtered 300.0 + backlog 2400 / 60 s, at utilisation 0.8) needs 9 > 8"
+    )
+    # By default a backlog is drained over 300 s; with catch_up=None it is only reported.
+    default = Scaler(make_filter("raw"), POLICY, operators=6)
+    assert default.observe(300.0, 0.0, backlog=3000.0).operators == 7  # 300 + 10 tuples/s
+    ignoring = Scaler(make_filter("raw"), ThresholdPolicy(50.0, catch_up=None), operators=6)
+    assert ignoring.observe(300.0, 0.0, backlog=1e6).operators == 6
+
+
+def test_decisions_reason_from_the_count_actually_running() -> None:
+    scaler = Scaler(make_filter("raw"), POLICY, [make_guard("cooldown", down=60.0)], operators=4)
+    assert scaler.observe(300.0, 0.0).operators == 6  # decided 6 ...
+    # ... but the resize failed: 4 still run, so 6 is asked again, as a scale-up from 4.
+    again = scaler.observe(300.0, 1.0, running=4)
+    assert (again.previous, again.operators, again.action, again.running) == (4, 6, "up", 4)
+    # A manual change to 9 is the count the next decision starts from.
+    held = scaler.observe(300.0, 2.0, running=9)
+    assert (held.previous, held.operators) == (9, 9)
+    assert "held by cooldown" in held.reason
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("backlog", -1.0, "backlog=-1.0 is not allowed: backlog must be a number >= 0"),
+        ("backlog", float("inf"), "backlog=inf is not allowed"),
+        ("processed", float("nan"), "processed=nan is not allowed"),
+        ("running", 2.5, "running=2.5 is not allowed: running must be an integer >= 0"),
+        ("running", -1, "running=-1 is not allowed"),
+    ],
+)
+def test_bad_reports_are_refused_and_change_nothing(field: str, value: float, message: str) -> None:
+    scaler = Scaler(make_filter("ewma", alpha=0.5), POLICY, operators=2)
+    scaler.observe(100.0, 0.0)
+    before = json.dumps(scaler.state_dict())
+    with pytest.raises(ValueError, match=message):
+        scaler.observe(200.0, 1.0, **{field: value})  # type: ignore[arg-type]
+    assert json.dumps(scaler.state_dict()) == before
