@@ -517,7 +517,12 @@ def build_scaler(config: StreamConfig) -> Scaler:
             return make()
         except ValueError as error:
             errors.append(_field_error(field, spec, error))
-            return None
+        except (ArithmeticError, TypeError) as error:
+            # A parameter its class checked but cannot hold (moving_average w=10**400 passes
+            # as an integer >= 1, then overflows its deque): still the input's fault.
+            allowed = f"parameters {spec.get('name')!r} can hold ({type(error).__name__}: {error})"
+            errors.append(FieldError.of(field, spec, allowed))
+        return None
 
     policy_spec = config.policy.model_dump()
     guard_specs = [guard.model_dump() for guard in config.guards]
