@@ -206,8 +206,8 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
     elif error.status_code == 404 and not isinstance(error, ServiceError):
         path = request.url.path
         message = f"no route has the path {path[:100]!r}"
-        allowed = "a path of the API (GET /openapi.json lists them)"
-        error = ServiceError(404, message, [FieldError.of("path", path, allowed, message)])
+        paths = "a path of the API (GET /openapi.json lists them)"
+        error = ServiceError(404, message, [FieldError.of("path", path, paths, message)])
     return _problem_response(error)
 
 
