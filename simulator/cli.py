@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -41,24 +43,34 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy, make_guard
 from simulator.compare import SEED_002_WORKLOADS, baselines, compare_cells, run_compare
 from simulator.engine import SimulationResult, simulate
-from simulator.events import events_to_volume, write_trace
 from simulator.experiment import Cell, noise_seed
 from simulator.noise import DEFINITIONS, add_noise, noise_std
-from simulator.paper import DEFINITIONS as PAPER_DEFINITIONS
-from simulator.paper import run_paper
-from simulator.plots import plot_filtered, plot_timeline
 from simulator.queue import QueueConfig
-from simulator.spark import SparkUnavailable, collect_rows, run_cells_spark, spark_session
+from simulator.spark_checks import VERBOSE_ENV, SparkUnavailable, check_spark
 from simulator.sweep import expand_guard_sets, expand_spec, grid_cells, run_sweep
 from simulator.workloads import WORKLOADS, make_workload, paper_workload, read_trace
 
 DEFAULT_DURATION = 1500.0
+EXTRAS = {
+    "pyspark": "spark",
+    "py4j": "spark",
+    "pyarrow": "spark",
+    "matplotlib": "plots",
+    "tqdm": "plots",
+    "fastapi": "service",
+    "uvicorn": "service",
+    "pydantic": "service",
+    "pydantic_settings": "service",
+    "prometheus_client": "service",
+    "grpc": "service",
+    "google": "service",
+}
+"""Optional dependencies by top-level module, and the extra of pyproject.toml that installs it."""
 # The filters both commands run by default: the paper's rule (simulator.paper), plus ewma for
 # denoise. tvd and ekf estimate the noise online, so they suit any workload's or trace's units.
 DEFAULT_FILTERS = ["raw", "moving_average:w=60", "tvd", "ekf"]
@@ -96,11 +108,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     goes to stderr, without a traceback). Malformed options exit 2 through argparse.
     """
     args = _parser().parse_args(argv)
+    if getattr(args, "verbose", False):
+        os.environ[VERBOSE_ENV] = "1"
     try:
         return int(args.run(args))
     except (OSError, ValueError, SparkUnavailable) as error:
         print(f"steadyscale {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as error:
+        extra = EXTRAS.get((error.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"steadyscale {args.command}: error: {error.name} is not installed; "
+              f"pip install 'steadyscale[{extra}]'", file=sys.stderr)  # fmt: skip
+        return 2
+    except Exception as error:
+        # Spark's own errors (a Spark SQL analysis error, a failed job) arrive as PySpark or
+        # py4j exceptions with a page of Java trace in them: their first line says what failed.
+        if not type(error).__module__.startswith(("pyspark", "py4j")):
+            raise
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        print(f"steadyscale {args.command}: Spark failed: {first} (--verbose shows Spark's log)",
+              file=sys.stderr)  # fmt: skip
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -206,6 +236,11 @@ def _paper(args: argparse.Namespace) -> int:
         )
     command = f"steadyscale paper --seeds {args.seeds} --sweep-seeds {args.sweep_seeds}"
     command += "".join(f" --definition {d}" for d in args.definition or ())
+    check_spark(args.master)
+    from simulator.paper import DEFINITIONS as PAPER_DEFINITIONS
+    from simulator.paper import run_paper
+    from simulator.spark import collect_rows, run_cells_spark
+
     spark = spark_session(args.master)
 
     def runner(cells: Sequence[Cell]) -> list[dict[str, Any]]:
@@ -235,6 +270,18 @@ def _add_master_option(command: argparse.ArgumentParser) -> None:
         help="Spark master URL: local[*] (default), local[N], local-cluster[N,cores,MB], "
         "spark://host:port, k8s://..., yarn",
     )
+    command.add_argument(
+        "--verbose",
+        action="store_true",
+        help="Spark's own log (WARN and up) and progress bars; by default only errors show",
+    )
+
+
+def spark_session(master: str) -> Any:
+    """``simulator.spark.spark_session``, imported on first use: PySpark is an optional extra."""
+    from simulator.spark import spark_session as start
+
+    return start(master)
 
 
 # --- sweep ---------------------------------------------------------------------------------
@@ -295,6 +342,7 @@ def _sweep(args: argparse.Namespace) -> int:
     for guards in guard_sets:
         for guard in guards:
             make_guard(guard)
+    check_spark(args.master)
     cells = grid_cells(
         workloads=workloads,
         snrs=snrs,
@@ -439,13 +487,20 @@ def _add_trace(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _trace(args: argparse.Namespace) -> int:
+    check_spark(args.master)
+    from simulator.events import check_input, detect_format, events_to_volume, write_trace
+
+    # A missing input or an unknown format fails here, in one line, before Spark starts.
+    check_input(args.input)
+    given_format = args.format or detect_format(args.input)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     spark = spark_session(args.master)
     volume = events_to_volume(
         spark,
         args.input,
         args.timestamp_column,
         step=args.step,
-        input_format=args.format,
+        input_format=given_format,
         unit=args.unit,
     )
     rows = write_trace(volume, args.out)
@@ -480,6 +535,7 @@ def _add_denoise(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _denoise(args: argparse.Namespace) -> int:
+    _require("matplotlib")
     series = _read_series(Path(args.input)) if args.input else _demo(args.noise_std, args.seed)
     specs = args.filter or [*DEFAULT_FILTERS[:2], "ewma:alpha=0.05", *DEFAULT_FILTERS[2:]]
     # Build every filter before running any, so that a bad spec fails fast.
@@ -490,6 +546,8 @@ def _denoise(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         outputs[text] = denoiser.filter(series.values)
         print(f" {time.perf_counter() - start:.2f} s", file=sys.stderr)
+
+    from simulator.plots import plot_filtered
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -625,6 +683,7 @@ def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    _require("matplotlib", "tqdm")
     if args.seed < 0:
         raise ValueError(f"--seed={args.seed} is not allowed: it must be an integer >= 0")
     params = _workload_params(args.param or [], trace=args.trace is not None)
@@ -656,6 +715,8 @@ def _simulate(args: argparse.Namespace) -> int:
         for text in specs
     }
     results = {text: _run(text, scaler, volumes, trend, step) for text, scaler in scalers.items()}
+
+    from simulator.plots import plot_timeline
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -706,6 +767,8 @@ def _simulate(args: argparse.Namespace) -> int:
 def _run(
     label: str, scaler: Scaler, volumes: np.ndarray, trend: np.ndarray, step: float
 ) -> SimulationResult:
+    from tqdm import tqdm
+
     # disable=None: the bar shows only when stderr is a terminal.
     with tqdm(total=volumes.size, desc=label, unit="sample", file=sys.stderr, disable=None) as bar:
         progress = None if bar.disable else lambda done: bar.update(done - bar.n)
@@ -762,6 +825,13 @@ def _workload_params(texts: Sequence[str], *, trace: bool) -> dict[str, Any]:
 
 
 # --- shared --------------------------------------------------------------------------------
+
+
+def _require(*modules: str) -> None:
+    """Fail before any work when an optional dependency is missing (``main`` names its extra)."""
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
 
 def _parse_spec(text: str, kind: str = "filter") -> dict[str, Any]:

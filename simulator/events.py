@@ -151,7 +151,7 @@ def events_to_volume(
     if first is not None and after is not None and after <= first:
         raise ValueError(f"{name}: end={end!r} is not allowed: end must come after start={start!r}")
 
-    events = _read(spark, str(path), input_format or _format_of(str(path)))
+    events = _read(spark, str(path), input_format or detect_format(str(path)))
     if timestamp_column not in events.columns:
         raise ValueError(
             f"{name}: {path} has no column {timestamp_column!r}; its columns are {events.columns}"
@@ -253,8 +253,21 @@ def write_trace(df: DataFrame, path: str | os.PathLike[str]) -> int:
     return len(rows)
 
 
-def _format_of(path: str) -> str:
-    """The input format of ``path`` by the ending of its name or of the data files it holds."""
+def check_input(path: str) -> None:
+    """``ValueError`` when a local ``path`` (not a URL such as ``s3a://``) matches nothing.
+
+    Pure Python, so that ``steadyscale trace`` refuses a missing input in one line before Spark
+    starts, instead of Spark's analysis error after it has.
+    """
+    if "://" not in path and not glob.glob(path):
+        raise ValueError(f"{path}: no such file, directory or glob match")
+
+
+def detect_format(path: str) -> Literal["csv", "parquet"]:
+    """The input format of ``path`` by the ending of its name or of the data files it holds.
+
+    Pure Python, like ``check_input``: ``ValueError`` when no ending is one of ``FORMATS``.
+    """
     matches = glob.glob(path)
     if os.path.isdir(path):
         names = _data_files(path)
@@ -268,7 +281,7 @@ def _format_of(path: str) -> str:
         names = [path]
     found = {form for name in names for form, ends in FORMATS.items() if name.endswith(ends)}
     if len(found) == 1:
-        return found.pop()
+        return "csv" if found.pop() == "csv" else "parquet"
     allowed = ", ".join(f"{form} ({' '.join(ends)})" for form, ends in FORMATS.items())
     if found:
         seen = f"it holds files of both formats, {sorted(found)}"

@@ -13,7 +13,8 @@ The aggregations run in Spark, so they scale with the grid, and each equals its 
 counterpart of ``simulator.experiment``: ``summarize_spark`` (``summarize``), ``pareto_spark``
 (``pareto_front`` per group) and ``rank_by_cost`` (the cheapest configuration first).
 
-Spark runs on the JVM: PySpark 4 needs Java 17 or newer (``require_java``). Python workers run
+Spark runs on the JVM: PySpark 4 needs Java 17 or newer (``require_java``, in
+``simulator.spark_checks`` with the other checks made before a JVM starts). Python workers run
 this interpreter, so that they import the same ``filters``, ``scaling``, ``simulator`` and
 filterpy as the driver.
 """
@@ -22,13 +23,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
-import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import IO, Any, TypeVar
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -45,6 +46,20 @@ from pyspark.sql.window import WindowSpec
 from scipy import stats
 
 from simulator.experiment import METRICS, ROW_COLUMNS, CostModel, run_cell
+from simulator.spark_checks import VERBOSE_ENV, SparkUnavailable, check_spark, require_java
+
+__all__ = [
+    "ROW_SCHEMA",
+    "SparkUnavailable",
+    "collect_rows",
+    "pareto_spark",
+    "rank_by_cost",
+    "require_java",
+    "row_schema",
+    "run_cells_spark",
+    "spark_session",
+    "summarize_spark",
+]
 
 
 def row_schema(
@@ -72,10 +87,6 @@ ROW_SCHEMA = row_schema(
 )
 """Schema of ``run_cells_spark``: ``cell`` (int), then ``ROW_COLUMNS`` as string, long or double."""
 
-_INSTALL_JAVA = (
-    "PySpark 4 needs Java 17 or newer. Install OpenJDK 17 "
-    "(e.g. `apt install openjdk-17-jre-headless`) or set JAVA_HOME to a Java 17+ installation."
-)
 T = TypeVar("T")
 
 
@@ -83,105 +94,91 @@ T = TypeVar("T")
 CELLS_PER_TASK = 100
 
 
-class SparkUnavailable(RuntimeError):
-    """Spark cannot start here (no Java, or one too old); the message says how to fix it."""
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+"""Spark's log settings when not verbose: errors only, one line each."""
 
-
-def require_java(minimum: int = 17) -> int:
-    """The major version of the Java that Spark will start, if it is at least ``minimum``.
-
-    Looks where Spark's launcher looks: ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set, else
-    ``java`` on ``PATH``. Raises ``SparkUnavailable`` when there is none, when it does not run,
-    or when it is older than ``minimum``.
-
-    >>> require_java() >= 17
-    True
-    """
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        java = os.path.join(java_home, "bin", "java")
-        if not os.access(java, os.X_OK):
-            raise SparkUnavailable(
-                f"JAVA_HOME={java_home}, but {java} is not an executable file. " + _INSTALL_JAVA
-            )
-    else:
-        found = shutil.which("java")
-        if found is None:
-            path = os.environ.get("PATH", "")
-            raise SparkUnavailable(
-                f"java was not found: JAVA_HOME is not set and no java is on PATH={path!r}. "
-                + _INSTALL_JAVA
-            )
-        java = found
-    try:
-        completed = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise SparkUnavailable(
-            f"`{java} -version` did not run ({error}). " + _INSTALL_JAVA
-        ) from error
-    output = completed.stderr + completed.stdout
-    version = _java_major(output)
-    if version is None:
-        raise SparkUnavailable(
-            f"`{java} -version` printed no version ({output.strip()!r}). " + _INSTALL_JAVA
-        )
-    if version < minimum:
-        raise SparkUnavailable(
-            f"{java} is Java {version}, older than Java {minimum}. " + _INSTALL_JAVA
-        )
-    return version
-
-
-def _java_major(output: str) -> int | None:
-    """The major version in the output of ``java -version`` (``1.x`` is Java ``x``).
-
-    >>> [_java_major(f'openjdk version "{v}"') for v in ("17.0.15", "1.8.0_392", "21", "22-ea")]
-    [17, 8, 21, 22]
-    """
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', output)
-    if match is None:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2)) if major == 1 and match.group(2) else major
+# The JVM announces the incubator module that Spark's launcher adds on every start; it says
+# nothing a user can act on.
+_JVM_NOISE = ("WARNING: Using incubator modules",)
 
 
 def spark_session(
     master: str = "local[*]",
     app_name: str = "steadyscale",
     config: Mapping[str, str] | None = None,
+    *,
+    verbose: bool | None = None,
 ) -> SparkSession:
     """A Spark session on ``master`` (any master URL), the running one if there is one.
 
+    Checks first, in a second and without starting a JVM, what would otherwise fail after
+    Spark has started with a page of Java stack trace (``simulator.spark_checks.check_spark``).
+
     Python workers run this interpreter (``PYSPARK_PYTHON``, ``spark.pyspark.python``): the
-    system Python would not import filterpy or this package. Logs at WARN, no web UI, a console
-    progress bar, 8 shuffle partitions (aggregated grids are small). ``local`` and
+    system Python would not import filterpy or this package. Quiet unless ``verbose`` (default:
+    the ``STEADYSCALE_SPARK_VERBOSE`` environment variable, which ``--verbose`` sets): log at
+    ERROR from the JVM's first line (``log4j2-quiet.properties``), no console progress bars, and
+    the JVM's incubator-module notice dropped; verbose gives Spark's own WARN log and progress
+    bars. No web UI, 8 shuffle partitions (aggregated grids are small). ``local`` and
     ``local-cluster`` masters bind to the loopback address: nothing leaves the machine.
     ``config`` adds or overrides settings. ``getOrCreate`` returns a running session as it
     is, whatever its master and settings: stop it first to change them.
     """
-    require_java()
+    check_spark(master)
+    if verbose is None:
+        verbose = os.environ.get(VERBOSE_ENV, "") not in ("", "0")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    builder = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.pyspark.driver.python", sys.executable)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "true")
-        .config("spark.sql.shuffle.partitions", "8")
-    )
+    settings = {
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "true" if verbose else "false",
+        "spark.sql.shuffle.partitions": "8",
+    }
     if master.startswith("local"):
-        builder = builder.config("spark.driver.host", "127.0.0.1").config(
-            "spark.driver.bindAddress", "127.0.0.1"
-        )
-    for key, value in (config or {}).items():
+        # Spark would otherwise warn that the hostname resolves to a loopback address.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    settings |= dict(config or {})
+    if not verbose:
+        quiet = f"-Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}"
+        given = settings.get("spark.driver.extraJavaOptions", "")
+        settings["spark.driver.extraJavaOptions"] = f"{given} {quiet}".strip()
+        _launch_jvm_quietly(settings)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session: SparkSession = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
+    session.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
     return session
+
+
+def _launch_jvm_quietly(settings: Mapping[str, str]) -> None:
+    """Start PySpark's JVM with its stderr passed on line by line, minus ``_JVM_NOISE``.
+
+    PySpark starts the JVM on the first session; starting it here first, through the
+    ``popen_kwargs`` hook PySpark offers for capturing its output, is the only way to drop
+    what the JVM prints before any log setting applies. A JVM already running is left alone.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})  # type: ignore[no-untyped-call]
+    stderr = gateway.proc.stderr
+    threading.Thread(target=_pass_on, args=(stderr,), name="spark-stderr", daemon=True).start()
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _pass_on(stream: IO[bytes]) -> None:
+    """Copy the JVM's stderr to ours, line by line, leaving out ``_JVM_NOISE``."""
+    for line in iter(stream.readline, b""):
+        if not line.decode(errors="replace").startswith(_JVM_NOISE):
+            sys.stderr.write(line.decode(errors="replace"))
+            sys.stderr.flush()
 
 
 def run_cells_spark(

@@ -158,6 +158,8 @@ def run_stored(
     ``Cell``s), each batch appended to the store when it finishes. The DataFrame has
     ``cell_id``, the row's columns and ``grid_order`` (the cell's index in ``cells``).
     """
+    from tqdm import tqdm
+
     from simulator.spark import ROW_SCHEMA, collect_rows, run_cells_spark
 
     out.mkdir(parents=True, exist_ok=True)
@@ -169,17 +171,21 @@ def run_stored(
     batches = [todo[start : start + size] for start in range(0, len(todo), size)]
     _say(f"{len(cells)} cells, {len(cells) - len(todo)} already in {store}, "
          f"{len(todo)} to run in {len(batches)} batches")  # fmt: skip
-    for number, batch in enumerate(batches, 1):
-        started = time.perf_counter()
-        results = run_cells_spark(
-            spark, [cell for _, cell in batch], run=run, schema=schema or ROW_SCHEMA
-        )
-        rows = collect_rows(results)
-        results.unpersist()
-        records = [{"cell_id": ids[i], **row} for (i, _), row in zip(batch, rows, strict=True)]
-        spark.createDataFrame(records).write.mode("append").parquet(str(store))
-        _say(f"batch {number}/{len(batches)}: {len(batch)} cells in "
-             f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+    # A bar on a terminal, a line per batch in a log (tqdm's own rule: disable=None).
+    with tqdm(total=len(todo), unit="cell", file=sys.stderr, disable=None) as bar:
+        for number, batch in enumerate(batches, 1):
+            started = time.perf_counter()
+            results = run_cells_spark(
+                spark, [cell for _, cell in batch], run=run, schema=schema or ROW_SCHEMA
+            )
+            rows = collect_rows(results)
+            results.unpersist()
+            records = [{"cell_id": ids[i], **row} for (i, _), row in zip(batch, rows, strict=True)]
+            spark.createDataFrame(records).write.mode("append").parquet(str(store))
+            bar.update(len(batch))
+            if bar.disable:
+                _say(f"batch {number}/{len(batches)}: {len(batch)} cells in "
+                     f"{time.perf_counter() - started:.1f} s")  # fmt: skip
     stored = spark.read.parquet(str(store))
     wanted = spark.createDataFrame([(cid, order) for order, cid in enumerate(ids)],
                                    "cell_id string, grid_order long")  # fmt: skip

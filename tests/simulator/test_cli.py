@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -327,3 +330,43 @@ def test_spark_commands_without_java_say_what_to_install(
     error = capsys.readouterr().err
     assert "steadyscale sweep: error:" in error and "Java 17" in error
     assert "openjdk-17" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--input", "missing.parquet"], "missing.parquet: no such file"),
+        (["--master", "local[x]"], "is not a Spark master URL"),
+        (["--master", "spark://127.0.0.1:9"], "no Spark master answers at 127.0.0.1:9"),
+    ],
+)
+def test_trace_refuses_a_missing_input_or_master_in_one_line_before_spark_starts(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    options: list[str],
+    expected: str,
+) -> None:
+    source = tmp_path / "events.csv"
+    source.write_text("ts\n2024-01-01 00:00:00\n")
+    args = ["trace", "--input", str(source), "--timestamp-column", "ts"]
+    code = main([*args, "--out", str(tmp_path / "t.csv"), *options])
+    error = capsys.readouterr().err
+    assert code == 2 and expected in error
+    assert error.count("\n") == 1 and "Traceback" not in error
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_a_spark_command_prints_nothing_but_its_result_unless_verbose(tmp_path: Path) -> None:
+    # A fresh process, so that a fresh JVM starts: what a user sees on a first run.
+    source = tmp_path / "events.csv"
+    source.write_text("ts\n2024-01-01 00:00:00\n2024-01-01 00:00:02\n")
+    command = [sys.executable, "-m", "simulator.cli", "trace", "--input", str(source),
+               "--timestamp-column", "ts", "--master", "local[1]"]  # fmt: skip
+    env = {key: value for key, value in os.environ.items() if key != "STEADYSCALE_SPARK_VERBOSE"}
+    quiet = subprocess.run([*command, "--out", str(tmp_path / "q.csv")],
+                           capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "" and quiet.stdout.startswith("wrote ")
+    verbose = subprocess.run([*command, "--out", str(tmp_path / "v.csv"), "--verbose"],
+                             capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    assert verbose.returncode == 0 and "WARN" in verbose.stderr
