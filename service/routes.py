@@ -59,6 +59,11 @@ StreamId = Annotated[
 ]
 
 
+# Answers with more decisions than this are built and serialised in a worker thread: 10,000
+# of them take about 100 ms, far too long to hold the event loop (and /healthz) for.
+LARGE_ANSWER = 128
+
+
 def _problems(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": Problem, "description": HTTPStatus(code).phrase} for code in codes}
 
@@ -123,7 +128,7 @@ async def prometheus_metrics(metrics: MetricsDep) -> Response:
     return Response(await run_in_threadpool(metrics.render), media_type=CONTENT_TYPE_LATEST)
 
 
-@api.get("/v1/streams", tags=["streams"], responses=_problems(422))
+@api.get("/v1/streams", tags=["streams"], response_model=StreamList, responses=_problems(422))
 async def list_streams(
     streams: StreamsDep,
     after: Annotated[
@@ -131,13 +136,21 @@ async def list_streams(
         Query(pattern=STREAM_ID_PATTERN, description="Only streams whose id sorts after this."),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="Most streams.")] = 100,
-) -> StreamList:
+) -> Response:
     """The streams by id, a page at a time."""
-    stored = await run_in_threadpool(streams.list_streams, after, limit)
-    return StreamList(
-        streams=[_stream_out(stream) for stream in stored],
-        next_after=stored[-1].id if len(stored) == limit else None,
-    )
+
+    def page() -> bytes:
+        stored = streams.list_streams(after, limit)
+        return (
+            StreamList(
+                streams=[_stream_out(stream) for stream in stored],
+                next_after=stored[-1].id if len(stored) == limit else None,
+            )
+            .model_dump_json()
+            .encode()
+        )
+
+    return _json(await run_in_threadpool(page))
 
 
 @api.put(
@@ -194,13 +207,14 @@ async def delete_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
 @api.post(
     "/v1/streams/{stream_id}/samples",
     tags=["streams"],
+    response_model=BatchOut,
     responses={
         200: {"description": "Applied", "links": _links("GetDecision", "GetHistory", "GetMetric")},
         **_problems(404, 409),
         **_BODY,
     },
 )
-async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: StreamsDep) -> BatchOut:
+async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: StreamsDep) -> Response:
     """Apply a batch of samples, all or none, and answer the decisions.
 
     A sample whose ``t`` and ``volume`` equal those of an applied one is a duplicate:
@@ -209,12 +223,22 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
     applied.
     """
     result = await streams.post_samples_async(stream_id, batch.samples)
-    return BatchOut(
-        accepted=result.accepted,
-        duplicates=result.duplicates,
-        operators=result.operators,
-        decisions=[_decision_out(decision) for decision in result.decisions],
-    )
+
+    def answer() -> bytes:
+        return (
+            BatchOut(
+                accepted=result.accepted,
+                duplicates=result.duplicates,
+                operators=result.operators,
+                decisions=[_decision_out(decision) for decision in result.decisions],
+            )
+            .model_dump_json()
+            .encode()
+        )
+
+    if len(result.decisions) <= LARGE_ANSWER:
+        return _json(answer())
+    return _json(await run_in_threadpool(answer))
 
 
 @api.get("/v1/streams/{stream_id}/decision", tags=["streams"], responses=_problems(404, 422))
@@ -223,7 +247,12 @@ async def latest_decision(stream_id: StreamId, streams: StreamsDep) -> DecisionO
     return _decision_out(await run_in_threadpool(streams.latest, stream_id))
 
 
-@api.get("/v1/streams/{stream_id}/history", tags=["streams"], responses=_problems(404, 422))
+@api.get(
+    "/v1/streams/{stream_id}/history",
+    tags=["streams"],
+    response_model=HistoryOut,
+    responses=_problems(404, 422),
+)
 async def history(
     stream_id: StreamId,
     streams: StreamsDep,
@@ -232,14 +261,21 @@ async def history(
         Query(allow_inf_nan=False, description="Only decisions with t > since."),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=100_000, description="Most decisions.")] = 1000,
-) -> HistoryOut:
+) -> Response:
     """The stream's retained decisions, oldest first, a page at a time."""
-    decisions = await run_in_threadpool(streams.history, stream_id, since, limit)
-    full = len(decisions) == limit
-    return HistoryOut(
-        decisions=[_decision_out(decision) for decision in decisions],
-        next_since=decisions[-1].t if full else None,
-    )
+
+    def page() -> bytes:
+        decisions = streams.history(stream_id, since, limit)
+        return (
+            HistoryOut(
+                decisions=[_decision_out(decision) for decision in decisions],
+                next_since=decisions[-1].t if len(decisions) == limit else None,
+            )
+            .model_dump_json()
+            .encode()
+        )
+
+    return _json(await run_in_threadpool(page))
 
 
 @api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=_problems(404, 422))
@@ -248,6 +284,12 @@ async def metric(stream_id: StreamId, streams: StreamsDep) -> MetricOut:
     (``valueLocation: value``, or ``operators``); 404 before the first sample."""
     decision = await run_in_threadpool(streams.latest, stream_id)
     return MetricOut(value=decision.filtered, operators=decision.operators)
+
+
+def _json(body: bytes) -> Response:
+    """An answer already serialised (by its response model, in a worker thread when large):
+    FastAPI would otherwise validate and serialise it again, on the event loop."""
+    return Response(body, media_type="application/json")
 
 
 def _stream_out(stream: StoredStream) -> StreamOut:

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from scaling import Scaler
 from service.app import create_app
+from service.models import DecisionOut
 from service.settings import Settings, get_settings
 from service.streams import StreamService
 
@@ -37,7 +38,10 @@ def noisy(n: int, seed: int = 11) -> list[dict[str, float]]:
 def uninterrupted(samples: list[dict[str, float]]) -> list[dict[str, Any]]:
     spec = {key: CONFIG[key] for key in ("filter", "policy", "guards")}
     scaler = Scaler.from_spec(spec, operators=CONFIG["operators"])
-    return [scaler.observe(s["volume"], s["t"]).to_dict() for s in samples]
+    # The fields the API answers (a Decision may hold more, e.g. what the job reported).
+    fields = DecisionOut.model_fields
+    decisions = [scaler.observe(s["volume"], s["t"]).to_dict() for s in samples]
+    return [{key: value for key, value in d.items() if key in fields} for d in decisions]
 
 
 @pytest.fixture
