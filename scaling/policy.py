@@ -14,6 +14,10 @@ ROUNDING_TOLERANCE = 1e-9
 # Seconds to drain a reported backlog in, by default (Flink's job.autoscaler.catch-up.duration
 # of 5 minutes in its documented configurations).
 CATCH_UP = 300.0
+# Seconds after a scaling operation during which a reported backlog is not acted on: the
+# restart itself piles one up (processing stops while operators move), which the new count
+# drains; acting on it scales again and restarts again (FLINK-31318, keda#5008).
+QUIET = 60.0
 
 
 class ThresholdPolicy:
@@ -46,6 +50,9 @@ class ThresholdPolicy:
         Most operators, an integer >= ``min_operators``, or ``None`` for no limit.
     utilisation
         Share of an operator's capacity to plan for, a number in (0, 1]; 1 plans no headroom.
+    quiet
+        Seconds after each scaling operation during which a sample that reports a backlog
+        neither scales up for that backlog nor scales down, a number >= 0 (default 60).
     catch_up
         Seconds in which a reported backlog should be drained, a number > 0 (default 300, the
         catch-up duration of the Flink autoscaler's documented examples), or ``None`` to ignore
@@ -69,6 +76,7 @@ class ThresholdPolicy:
         max_operators: int | None = None,
         utilisation: float = 1.0,
         catch_up: float | None = CATCH_UP,
+        quiet: float = QUIET,
     ) -> None:
         owner = type(self).__name__
         check_number(owner, "capacity", capacity, minimum=0, exclusive_minimum=True)
@@ -80,11 +88,13 @@ class ThresholdPolicy:
         )
         if catch_up is not None:
             check_number(owner, "catch_up", catch_up, minimum=0, exclusive_minimum=True)
+        check_number(owner, "quiet", quiet, minimum=0)
         self.capacity = float(capacity)
         self.min_operators = int(min_operators)
         self.max_operators = None if max_operators is None else int(max_operators)
         self.utilisation = float(utilisation)
         self.catch_up = None if catch_up is None else float(catch_up)
+        self.quiet = float(quiet)
 
     def demand(self, filtered: float, backlog: float | None = None) -> float:
         """The volume to provision for: ``(filtered + backlog / catch_up) / utilisation``.
@@ -127,6 +137,8 @@ class ThresholdPolicy:
             spec["utilisation"] = self.utilisation
         if self.catch_up != CATCH_UP:
             spec["catch_up"] = self.catch_up
+        if self.quiet != QUIET:
+            spec["quiet"] = self.quiet
         return spec
 
     def __eq__(self, other: object) -> bool:

@@ -131,6 +131,7 @@ class Scaler:
         self.guards = tuple(guards)
         self._operators = int(operators)
         self._last_t: float | None = None
+        self._changed_at: float | None = None  # t of the last change of the running count
 
     @property
     def operators(self) -> int:
@@ -171,8 +172,17 @@ class Scaler:
         filtered = self.filter.update(volume)
         spread = self.filter.spread
         previous = self._operators if running is None else int(running)
+        if previous != self._operators:  # a change made elsewhere (or not made) counts too
+            self._changed_at = t
         policy = self.policy
-        demand = policy.demand(filtered, backlog)
+        # Right after a scaling operation a reported backlog is mostly the restart's own: it
+        # neither raises the count nor, by its absence, lowers it until the quiet period ends.
+        settling = (
+            backlog is not None
+            and self._changed_at is not None
+            and t - self._changed_at < policy.quiet
+        )
+        demand = policy.demand(filtered, None if settling else backlog)
         if spread is not None:
             spread /= policy.utilisation
         target = policy.needed(demand)
@@ -189,6 +199,12 @@ class Scaler:
             )
             if reason is not None:
                 reasons.append(reason)
+        if settling and target < previous:
+            since = t - self._changed_at if self._changed_at is not None else 0.0
+            reasons.append(
+                f"held: {since:g} s after a scaling operation < quiet {policy.quiet:g} s"
+            )
+            target = previous
         operators = policy.clamp(target)
         if operators > target:
             reasons.append(f"raised to min_operators={operators}")
@@ -196,6 +212,8 @@ class Scaler:
             reasons.append(f"lowered to max_operators={operators}")
         for guard, guard_target in zip(self.guards, given, strict=True):
             guard.record(previous, operators, t, target=guard_target)
+        if operators != previous:
+            self._changed_at = t
         self._operators, self._last_t = operators, t
         action: Action = (
             "up" if operators > previous else "down" if operators < previous else "none"
@@ -265,6 +283,7 @@ class Scaler:
             "guards": [guard.state_dict() for guard in self.guards],
             "operators": self._operators,
             "t": self._last_t,
+            "changed_at": self._changed_at,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -273,14 +292,18 @@ class Scaler:
         Raises ``ValueError``, and changes nothing, when the spec differs or any part of the
         state is malformed.
         """
-        fields = ["spec", "filter", "guards", "operators", "t"]
+        fields = ["spec", "filter", "guards", "operators", "t", "changed_at"]
+        # States saved before "changed_at" existed load as if nothing changed since.
+        if isinstance(state, dict) and set(state) == set(fields[:-1]):
+            state = {**state, "changed_at": None}
         if not isinstance(state, dict) or set(state) != set(fields):
             raise ValueError(f"state must be a dict with the keys {fields}")
         if state["spec"] != self.spec:
             raise ValueError(f"state was taken from {state['spec']!r}, not from {self.spec!r}")
         check_number("Scaler", "operators", state["operators"], minimum=0, integer=True)
-        if state["t"] is not None:
-            check_number("Scaler", "t", state["t"])
+        for field in ("t", "changed_at"):
+            if state[field] is not None:
+                check_number("Scaler", field, state[field])
         guard_states = state["guards"]
         if not isinstance(guard_states, list | tuple) or len(guard_states) != len(self.guards):
             raise ValueError(f"state has guards={guard_states!r}, one state per guard expected")
@@ -295,3 +318,4 @@ class Scaler:
             part.load_state_dict(part_state)
         self._operators = int(state["operators"])
         self._last_t = None if state["t"] is None else float(state["t"])
+        self._changed_at = None if state["changed_at"] is None else float(state["changed_at"])

@@ -79,6 +79,10 @@ SEED_002_WORKLOADS = ("cosine", "random_walk", "increasing", "decreasing", "conv
 def baselines(capacity: float = 50.0) -> dict[str, dict[str, Any]]:
     """The policies compared, by label: steadyscale's configurations first, then the seeds'.
 
+    ``steadyscale`` is the configuration a user gets by default (``Scaler.from_spec`` without a
+    filter: ``changepoint`` + ``confidence``), fed the arrival rate, the backlog (drained over
+    the policy's default catch-up of 300 s), the running count and the processed rate. The
+    other steadyscale rows see the arrival rate only.
     steadyscale runs with the paper's threshold (capacity = what an instance processes, so it
     plans no headroom), and as a user would run it in production: with the HPA's 300 s
     scale-down stabilisation and a 70 % or 80 % utilisation target (the threshold's capacity
@@ -130,6 +134,14 @@ def baselines(capacity: float = 50.0) -> dict[str, dict[str, Any]]:
         },
     ]
     return {
+        # What a user gets by default, told what a deployed steadyscale is told.
+        "steadyscale": {
+            "name": "steadyscale",
+            "filter": None,
+            "capacity": capacity,
+            "reported": True,
+            **bounds,
+        },
         "threshold (raw)": steadyscale({"name": "raw"}, []),
         "steadyscale tvd": steadyscale({"name": "tvd"}, []),
         "steadyscale tvd + hysteresis": steadyscale({"name": "tvd"}, hysteresis),

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scaling.baselines.observation import Observation
+from scaling.policy import CATCH_UP, QUIET
 from scaling.scaler import Scaler
 
 
@@ -13,20 +14,26 @@ class ScalerPolicy:
     """A ``Scaler`` (denoiser + threshold policy + guards) behind the baselines' interface.
 
     Every ``interval`` seconds it feeds the observed ``arrival_rate`` to the Scaler at the
-    observation's ``t`` and wants the count the Scaler decides. It looks at nothing else:
-    neither utilisation nor backlog, which is the point of the comparison. The Scaler is built
-    at the first decision, starting from the instances running then.
+    observation's ``t`` and wants the count the Scaler decides. With ``reported=False`` it
+    looks at nothing else, neither utilisation nor backlog; with ``reported=True`` the sample
+    also carries what a deployed steadyscale would be told: the ``backlog``, the count actually
+    ``running`` (``operators``) and the ``processed`` rate. The Scaler is built at the first
+    decision, starting from the instances running then.
 
     Parameters
     ----------
     filter
-        Denoiser spec, e.g. ``"tvd"`` or ``{"name": "moving_median", "w": 120}``.
-    capacity, min_operators, max_operators
+        Denoiser spec, e.g. ``"tvd"`` or ``{"name": "moving_median", "w": 120}``; ``None``: the
+        default (``scaling.default_spec``: ``changepoint`` and, unless ``guards`` are given, the
+        ``confidence`` guard).
+    capacity, min_operators, max_operators, utilisation, catch_up, quiet
         The ``ThresholdPolicy``.
     guards
-        Guard specs, applied in order.
+        Guard specs, applied in order; ``None``: none, or the default's with ``filter=None``.
     interval
         Seconds between two samples and decisions (> 0).
+    reported
+        Whether the Scaler is told the backlog, running count and processed rate.
 
     >>> from scaling.baselines import Observation
     >>> policy = ScalerPolicy("raw", capacity=50.0)
@@ -41,33 +48,46 @@ class ScalerPolicy:
 
     def __init__(
         self,
-        filter: str | Mapping[str, Any] = "tvd",
+        filter: str | Mapping[str, Any] | None = "tvd",
         capacity: float = 50.0,
-        guards: Sequence[Mapping[str, Any]] = (),
+        guards: Sequence[Mapping[str, Any]] | None = None,
         min_operators: int = 1,
         max_operators: int | None = None,
         interval: float = 1.0,
+        utilisation: float = 1.0,
+        catch_up: float | None = CATCH_UP,
+        quiet: float = QUIET,
+        reported: bool = False,
     ) -> None:
-        filter_spec = {"name": filter} if isinstance(filter, str) else dict(filter)
-        self._spec: dict[str, Any] = {
-            "filter": filter_spec,
-            "policy": {
-                "capacity": capacity,
-                "min_operators": min_operators,
-                "max_operators": max_operators,
-            },
-            "guards": [dict(guard) for guard in guards],
-        }
-        Scaler.from_spec(self._spec)  # validates every part now, not at the first decision
+        policy: dict[str, Any] = {"capacity": capacity, "min_operators": min_operators}
+        policy |= {"max_operators": max_operators, "utilisation": utilisation}
+        policy |= {"catch_up": catch_up, "quiet": quiet}
+        spec: dict[str, Any] = {"policy": policy}
+        if filter is not None:
+            spec["filter"] = {"name": filter} if isinstance(filter, str) else dict(filter)
+        if guards is not None:
+            spec["guards"] = [dict(guard) for guard in guards]
+        # Validates every part now, not at the first decision; the built spec is explicit.
+        self._spec = Scaler.from_spec(spec).spec
         if not interval > 0:
             raise ValueError(f"ScalerPolicy: interval={interval!r} is not allowed: it must be > 0")
         self.interval = float(interval)
+        self.reported = bool(reported)
         self._scaler: Scaler | None = None
 
     def decide(self, observation: Observation) -> int:
         if self._scaler is None:
             self._scaler = Scaler.from_spec(self._spec, operators=observation.operators)
-        return self._scaler.observe(observation.arrival_rate, observation.t).operators
+        if not self.reported:
+            return self._scaler.observe(observation.arrival_rate, observation.t).operators
+        decision = self._scaler.observe(
+            observation.arrival_rate,
+            observation.t,
+            backlog=observation.backlog,
+            running=observation.operators,
+            processed=observation.processed_rate,
+        )
+        return decision.operators
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -77,4 +97,5 @@ class ScalerPolicy:
             **self._spec["policy"],
             "guards": self._spec["guards"],
             "interval": self.interval,
+            "reported": self.reported,
         }

@@ -277,7 +277,7 @@ def test_bad_specs_are_refused_with_a_clear_message(spec: dict[str, object], mes
 
 
 def test_backlog_is_drained_over_the_catch_up_time_with_utilisation_headroom() -> None:
-    policy = ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0)
+    policy = ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0, quiet=0.0)
     scaler = Scaler(make_filter("raw"), policy, operators=6)
     plain = scaler.observe(300.0, 0.0)
     assert plain.operators == 8  # 300 / 0.8 = 375 tuples/s
@@ -322,3 +322,27 @@ def test_bad_reports_are_refused_and_change_nothing(field: str, value: float, me
     with pytest.raises(ValueError, match=message):
         scaler.observe(200.0, 1.0, **{field: value})  # type: ignore[arg-type]
     assert json.dumps(scaler.state_dict()) == before
+
+
+def test_a_backlog_right_after_a_scaling_operation_is_ignored_for_the_quiet_period() -> None:
+    policy = ThresholdPolicy(capacity=50.0, catch_up=60.0, quiet=30.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=6)
+    assert scaler.observe(300.0, 0.0, backlog=0.0).operators == 6
+    assert scaler.observe(350.0, 10.0, backlog=0.0).operators == 7  # a change at t = 10
+    # The restart piled up a backlog: ignored until t = 40, acted on from then.
+    assert scaler.observe(350.0, 20.0, backlog=2400.0).operators == 7
+    assert scaler.observe(350.0, 39.0, backlog=2400.0).operators == 7
+    assert scaler.observe(350.0, 40.0, backlog=2400.0).operators == 8  # 350 + 40 tuples/s
+    # A change of the running count made elsewhere starts a quiet period too: no scale-down
+    # during it either, since the backlog it piles up is not acted on.
+    manual = scaler.observe(350.0, 100.0, backlog=2400.0, running=10)
+    assert (manual.previous, manual.operators) == (10, 10)
+    assert "held: 0 s after a scaling operation < quiet 30 s" in manual.reason
+    # Without a backlog report the quiet period does nothing: volume-only streams are unchanged.
+    assert scaler.observe(350.0, 101.0).operators == 7
+    state = json.loads(json.dumps(scaler.state_dict()))
+    assert state["changed_at"] == 101.0
+    old = {key: value for key, value in state.items() if key != "changed_at"}
+    restored = Scaler(make_filter("raw"), policy)
+    restored.load_state_dict(old)  # saved before changed_at existed: loads as "no change"
+    assert restored.observe(350.0, 102.0, backlog=2400.0).operators == 8

@@ -56,6 +56,18 @@ def test_filtering_cuts_operations_and_backlog_of_the_raw_threshold() -> None:
     assert tvd["backlog_max"] < raw["backlog_max"]
 
 
+def test_the_steadyscale_row_is_the_default_told_the_backlog_and_running_count() -> None:
+    spec = baselines()["steadyscale"]
+    assert spec["filter"] is None and spec["reported"] is True
+    cell = compare_cells(["step"], [10.0], [1], {"steadyscale": spec})[0]
+    told = run_compare_cell(cell)
+    blind = run_compare_cell(dataclasses.replace(cell, policy_spec={**spec, "reported": False}))
+    # The step to 450 tuples/s leaves a backlog that only the told policy drains by planning
+    # for it, so it spends less time over the SLA.
+    assert told["sla_seconds"] < blind["sla_seconds"]
+    assert json.loads(told["policy_spec"])["filter"] is None
+
+
 def test_a_longer_pause_costs_more_time_over_the_sla() -> None:
     cell = compare_cells(["paper"], [5.0], [1], {"hpa": baselines()["hpa"]})[0]
     rows = [run_compare_cell(dataclasses.replace(cell, pause=p)) for p in (0.0, 30.0)]
