@@ -53,7 +53,16 @@ from simulator.noise import DEFINITIONS, add_noise, noise_std
 from simulator.queue import QueueConfig
 from simulator.spark_checks import VERBOSE_ENV, SparkUnavailable, check_spark
 from simulator.sweep import expand_guard_sets, expand_spec, grid_cells, run_sweep
-from simulator.workloads import WORKLOADS, make_workload, paper_workload, read_trace
+from simulator.workloads import (
+    WORKLOADS,
+    TraceReplay,
+    make_workload,
+    paper_workload,
+    read_trace,
+    recording_spacing,
+    replay_trace,
+    trace_start,
+)
 
 DEFAULT_DURATION = 1500.0
 EXTRAS = {
@@ -99,6 +108,7 @@ class Series:
     seconds: np.ndarray
     values: np.ndarray
     trend: np.ndarray | None = None
+    dates: np.ndarray | None = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -527,6 +537,7 @@ def _add_denoise(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "raw, moving_average w=60, ewma alpha=0.05, tvd, ekf (tvd and ekf adapt to the noise)",
     )
     denoise.add_argument("--out", default="out/denoise", metavar="DIR", help="default: %(default)s")
+    denoise.add_argument("--unit", default="tuples/s", help="the values' unit (%(default)s)")
     denoise.add_argument(
         "--noise-std", type=float, default=50.0, help="demo only: noise deviation (%(default)s)"
     )
@@ -564,6 +575,8 @@ def _denoise(args: argparse.Namespace) -> int:
         title=series.label,
         trend=series.trend,
         xlabel="time since the first sample (s)",
+        dates=series.dates,
+        unit=args.unit,
     )
     _print_denoise_summary(series, outputs)
     print(f"wrote {out / 'filtered.csv'}")
@@ -589,7 +602,11 @@ def _read_series(path: Path) -> Series:
     # read_trace has checked the file; the timestamps are kept as written for the output.
     with path.open(newline="", encoding="utf-8") as file:
         timestamps = [row["timestamp"] for row in csv.DictReader(file)]
-    return Series(str(path), timestamps, seconds, values)
+    start = trace_start(path)
+    dates = None
+    if start is not None:
+        dates = np.datetime64(start, "ms") + np.round(seconds * 1000).astype("timedelta64[ms]")
+    return Series(str(path), timestamps, seconds, values, dates=dates)
 
 
 def _print_denoise_summary(series: Series, outputs: dict[str, np.ndarray]) -> None:
@@ -667,7 +684,23 @@ def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "JSON (cooldown, hysteresis, max_step, stabilization)",
     )
     simulate_command.add_argument(
-        "--capacity", type=float, default=50.0, help="tuples/s per operator (%(default)s)"
+        "--capacity", type=float, default=50.0, help="UNIT per operator (%(default)s)"
+    )
+    simulate_command.add_argument(
+        "--unit",
+        default="tuples/s",
+        help="the unit of the volume, for labels: a trace's own with --keep-values (%(default)s)",
+    )
+    simulate_command.add_argument(
+        "--keep-values",
+        action="store_true",
+        help="replay the trace's recorded values (default: rescaled linearly to 200-500)",
+    )
+    simulate_command.add_argument(
+        "--real-time",
+        action="store_true",
+        help="replay the trace at its recorded time, one sample per recorded spacing (default: "
+        "one recorded sample per second)",
     )
     simulate_command.add_argument("--min-operators", type=int, default=1, help="(%(default)s)")
     simulate_command.add_argument("--max-operators", type=int, help="(default: no limit)")
@@ -687,15 +720,20 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ValueError(f"--seed={args.seed} is not allowed: it must be an integer >= 0")
     params = _workload_params(args.param or [], trace=args.trace is not None)
+    replay: TraceReplay | None = None
     if args.trace is not None:
-        trend = make_workload("trace", args.seed, args.duration, path=args.trace, **params)
+        replay = _replay(args, params)
+        trend = replay.values
         source = f"trace {args.trace}"
     else:
+        if args.keep_values or args.real_time:
+            raise ValueError("--keep-values and --real-time apply to --trace only")
         name = args.workload or "paper"
         duration = DEFAULT_DURATION if args.duration is None else args.duration
         trend = make_workload(name, args.seed, duration, **params)
         source = f"workload {name}" + "".join(f", {k}={v!r}" for k, v in params.items())
-    step = float(params.get("step", 1.0))
+    step = replay.step if replay is not None else float(params.get("step", 1.0))
+    unit = args.unit
     seed_of_noise = noise_seed(args.seed)
     sigma = noise_std(trend, args.snr, args.definition)
     volumes = add_noise(trend, args.snr, seed_of_noise, args.definition)
@@ -729,24 +767,30 @@ def _simulate(args: argparse.Namespace) -> int:
     noise = (
         "no noise"
         if math.isinf(args.snr)
-        else f"SNR {args.snr:g} ({args.definition}), σ = {sigma:.1f} tuples/s"
+        else f"SNR {args.snr:g} ({args.definition}), σ = {sigma:.1f} {unit}"
     )
+    compressed = "" if replay is None else f", replayed {replay.time_scale:g}x faster"
     plot_timeline(
         out / "simulate.png",
         results,
-        title=f"{source}, seed {args.seed}, {noise}, capacity {policy.capacity:g} tuples/s",
+        title=f"{source}{compressed}, seed {args.seed}, {noise}, capacity {policy.capacity:g} "
+        f"{unit} per operator",
         trend=trend,
         capacity=policy.capacity,
+        dates=None if replay is None else replay.dates(),
+        unit=unit,
     )
 
     print(f"{source}, seed {args.seed}: {trend.size} samples, one every {step:g} s")
+    if replay is not None:
+        print(f"trace: {replay.describe(unit)}")
     if math.isinf(args.snr):
         print("noise: none added")
     else:
         formula = SNR_FORMULAS[args.definition]
         print(
             f"noise: SNR {args.snr:g} by the {args.definition} definition ({formula}), "
-            f"σ = {sigma:.1f} tuples/s, Gaussian, seed {seed_of_noise}, clipped at 0"
+            f"σ = {sigma:.1f} {unit}, Gaussian, seed {seed_of_noise}, clipped at 0"
         )
     if args.trace is not None:
         print("trend: the trace as replayed, its own noise included")
@@ -754,7 +798,7 @@ def _simulate(args: argparse.Namespace) -> int:
     bounds = f"{policy.min_operators}..{most}"
     guards = ", ".join(args.guard) if args.guard else "none"
     print(
-        f"scaling: capacity {policy.capacity:g} tuples/s per operator, needed = max("
+        f"scaling: capacity {policy.capacity:g} {unit} per operator, needed = max("
         f"{policy.min_operators}, ceil(volume / {policy.capacity:g})) within {bounds}; "
         f"{initial} at the start; guards: {guards}"
     )
@@ -762,6 +806,28 @@ def _simulate(args: argparse.Namespace) -> int:
     for name in ("timeline.csv", "summary.csv", "simulate.png"):
         print(f"wrote {out / name}")
     return 0
+
+
+TRACE_PARAMS = {"step", "low", "high", "column", "time_scale"}
+"""The parameters of ``replay_trace`` that ``--param`` may set (``path``, ``duration``: options)."""
+
+
+def _replay(args: argparse.Namespace, params: dict[str, Any]) -> TraceReplay:
+    """The trace of ``--trace``, with ``--keep-values`` and ``--real-time`` applied."""
+    given = {"low", "high"} & params.keys() if args.keep_values else set()
+    given |= {"step", "time_scale"} & params.keys() if args.real_time else set()
+    if given:
+        raise ValueError(f"--param {sorted(given)} and --keep-values/--real-time contradict")
+    if args.keep_values:
+        params = params | {"low": None, "high": None}
+    if args.real_time:
+        params = params | {"step": recording_spacing(args.trace), "time_scale": 1.0}
+    unknown = params.keys() - TRACE_PARAMS
+    if unknown:
+        raise ValueError(
+            f"--param {sorted(unknown)} is not allowed with --trace: use {sorted(TRACE_PARAMS)}"
+        )
+    return replay_trace(args.trace, duration=args.duration, **params)
 
 
 def _run(

@@ -5,6 +5,13 @@ and, below it, the operator count each filter led to. ``plot_filtered`` draws th
 alone, for filter outputs without a simulation. Both draw on a bare ``matplotlib`` ``Figure``,
 which renders with Agg and never touches pyplot or a display.
 
+Made to be read by a person: one legend below the panels (never over the data), whole numbers
+on operator axes, dates on the time axis when the series has them (``dates``), the volume's own
+unit (``unit``). A series longer than ``MAX_POINTS`` would draw as a solid band of ink: it is
+drawn per bin instead (the samples as their min-max band, every line as its bin mean, operator
+counts as min-max bands around their mean), beside a zoomed excerpt of ``EXCERPT`` samples at
+full resolution, whose span is shaded on the overview.
+
 >>> import tempfile
 >>> import numpy as np
 >>> from filters import make_filter
@@ -25,17 +32,25 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from simulator.engine import SimulationResult
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # More threshold lines than this would grey the whole panel.
 MAX_THRESHOLD_LINES = 40
+# Points per panel beyond which a series is drawn per bin; the bins are wide enough (about six
+# pixels) that a daily cycle in months of data becomes a band, not a solid block of lines.
+MAX_POINTS = 3000
+BINS = 200
+# Samples in the zoomed excerpt of a long series.
+EXCERPT = 500
 
 
 def plot_timeline(
@@ -45,6 +60,8 @@ def plot_timeline(
     title: str = "",
     trend: np.ndarray | None = None,
     capacity: float | None = None,
+    dates: np.ndarray | None = None,
+    unit: str = "tuples/s",
 ) -> Path:
     """Two panels over time: volume (samples, ``trend``, filtered) and operators; returns ``path``.
 
@@ -62,8 +79,13 @@ def plot_timeline(
     trend
         The noise-free volume, shape ``(n,)``, drawn in black.
     capacity
-        Tuples/s per operator: the top panel then marks the volumes where the operators needed
+        ``unit`` per operator: the top panel then marks the volumes where the operators needed
         change (``k * capacity``) and gets an operator scale on its right.
+    dates
+        The moment of each sample (``datetime64``, shape ``(n,)``), e.g. a trace's recorded
+        time (``simulator.workloads.TraceReplay.dates``); the axis shows seconds without it.
+    unit
+        The volume's unit, for the labels.
 
     The bottom panel also shows, dashed, the operators needed by the trend when the results have
     it (``timeline["needed_trend"]``), else those needed by their reference volume.
@@ -71,52 +93,48 @@ def plot_timeline(
     if not runs:
         raise ValueError("plot_timeline: runs is empty; give at least one SimulationResult")
     first = next(iter(runs.values())).timeline
-    times, samples = first["t"], first["volume"]
+    samples = first["volume"]
     for label, run in runs.items():
         if not np.array_equal(run.timeline["volume"], samples):
             raise ValueError(f"plot_timeline: run {label!r} is not over the same samples")
-
-    from matplotlib.figure import Figure  # slow to import; only figures need it
-
-    figure = Figure(figsize=(12, 7), layout="constrained")
-    volume_axes, operator_axes = figure.subplots(
-        2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]}
-    )
-    filtered = {label: run.timeline["filtered"] for label, run in runs.items()}
-    _draw_volume(volume_axes, times, samples, filtered, trend)
-    if capacity is not None:
-        _draw_thresholds(volume_axes, capacity)
-
-    for index, (label, run) in enumerate(runs.items()):
-        # Scaling on the samples themselves jumps all the time and would hide the other runs.
-        faint = np.array_equal(run.timeline["filtered"], samples)
-        operator_axes.step(
-            times,
-            run.timeline["operators"],
-            where="post",
-            color=_colour(index),
-            alpha=0.35 if faint else 1.0,
-            linewidth=1,
-            label=label,
-        )
+    times = _time_axis(first["t"], dates)
     if "needed_trend" in first:
-        needed, needed_label = first["needed_trend"], "needed by the trend"
+        needed, needed_label = first["needed_trend"], "operators needed by the trend"
     else:
         reference = next(iter(runs.values())).reference
-        needed, needed_label = first["needed"], f"needed by the {reference}"
-    operator_axes.step(
-        times,
-        needed,
-        where="post",
-        color="black",
-        linestyle="--",
-        linewidth=1.2,
-        label=needed_label,
-    )
-    operator_axes.set(xlabel="time (s)", ylabel="operators")
-    operator_axes.legend(loc="upper left", fontsize="small", ncols=min(len(runs) + 1, 6))
-    if title:
-        figure.suptitle(title)
+        needed, needed_label = first["needed"], f"operators needed by the {reference}"
+    filtered = {label: run.timeline["filtered"] for label, run in runs.items()}
+    operators = {label: run.timeline["operators"] for label, run in runs.items()}
+
+    views = _views(samples.size)
+    figure = _figure(len(views), height=7.5)
+    grid = figure.subplots(
+        2, len(views), sharex="col", squeeze=False, width_ratios=[2, 1][: len(views)],
+        gridspec_kw={"height_ratios": [3, 2]},
+    )  # fmt: skip
+    for column, (view, binned) in enumerate(views):
+        volume_axes, operator_axes = grid[0][column], grid[1][column]
+        _draw_volume(volume_axes, times[view], samples[view], _cut(filtered, view),
+                     None if trend is None else trend[view], binned, unit)  # fmt: skip
+        if capacity is not None:
+            _draw_thresholds(volume_axes, capacity, unit, scale=column == len(views) - 1)
+        for index, (label, counts) in enumerate(operators.items()):
+            # Scaling on the samples themselves jumps all the time and would hide the others.
+            faint = np.array_equal(filtered[label], samples)
+            _draw_steps(operator_axes, times[view], counts[view], _colour(index), binned,
+                        alpha=0.35 if faint else 1.0, label=label)  # fmt: skip
+        _draw_steps(operator_axes, times[view], needed[view], "black", binned,
+                    linestyle="--", linewidth=1.2, label=needed_label)  # fmt: skip
+        operator_axes.yaxis.set_major_locator(_whole_numbers())
+        operator_axes.set_xlabel(_time_label(dates))
+        if dates is not None:
+            _concise_dates(operator_axes)
+        if binned and len(views) > 1:
+            _shade_excerpt(grid[:, 0], times, views[1][0])
+        if not binned and len(views) > 1:
+            volume_axes.set_title(_excerpt_title(views[1][0]), fontsize="medium")
+    grid[1][0].set_ylabel("operators")
+    _legend(figure, grid[0][0], grid[1][0], title)
     figure.savefig(path, dpi=120)
     return Path(path)
 
@@ -130,22 +148,89 @@ def plot_filtered(
     title: str = "",
     trend: np.ndarray | None = None,
     xlabel: str = "time (s)",
+    dates: np.ndarray | None = None,
+    unit: str = "tuples/s",
 ) -> Path:
     """One panel: ``samples``, ``trend`` and each filter's output over ``times``; returns ``path``.
 
     ``filtered`` maps labels to outputs of shape ``(n,)``; an output equal to the samples (``raw``)
-    gets no line of its own.
+    gets no line of its own. With ``dates`` (``datetime64``, shape ``(n,)``) the axis shows them
+    instead of ``times``. A long series gets a zoomed excerpt beside it.
     """
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(12, 5), layout="constrained")
-    axes = figure.subplots()
-    _draw_volume(axes, times, samples, filtered, trend)
-    axes.set_xlabel(xlabel)
-    if title:
-        axes.set_title(title)
+    axis_values = times if dates is None else dates
+    views = _views(samples.size)
+    figure = _figure(len(views), height=5.0)
+    grid = figure.subplots(1, len(views), squeeze=False, width_ratios=[2, 1][: len(views)])
+    for column, (view, binned) in enumerate(views):
+        axes = grid[0][column]
+        _draw_volume(axes, axis_values[view], samples[view], _cut(filtered, view),
+                     None if trend is None else trend[view], binned, unit)  # fmt: skip
+        axes.set_xlabel(xlabel if dates is None else _time_label(dates))
+        if dates is not None:
+            _concise_dates(axes)
+        if binned and len(views) > 1:
+            _shade_excerpt(grid[:, 0], axis_values, views[1][0])
+        if not binned and len(views) > 1:
+            axes.set_title(_excerpt_title(views[1][0]), fontsize="medium")
+    _legend(figure, grid[0][0], None, title)
     figure.savefig(path, dpi=120)
     return Path(path)
+
+
+def _views(size: int) -> list[tuple[slice, bool]]:
+    """What to draw: the whole series (binned when long), and for a long one an excerpt."""
+    if size <= MAX_POINTS:
+        return [(slice(0, size), False)]
+    middle = size // 2
+    return [(slice(0, size), True), (slice(middle - EXCERPT // 2, middle + EXCERPT // 2), False)]
+
+
+def _figure(columns: int, height: float) -> Figure:
+    from matplotlib.figure import Figure  # slow to import; only figures need it
+
+    return Figure(figsize=(12 if columns == 1 else 15, height), layout="constrained")
+
+
+def _time_axis(seconds: np.ndarray, dates: np.ndarray | None) -> np.ndarray:
+    if dates is None:
+        return seconds
+    if dates.shape != seconds.shape:
+        raise ValueError(
+            f"dates has shape {dates.shape}, the samples {seconds.shape}: give one per sample"
+        )
+    return dates
+
+
+def _time_label(dates: np.ndarray | None) -> str:
+    return "time (s)" if dates is None else "recorded time"
+
+
+def _excerpt_title(view: slice) -> str:
+    return f"excerpt: samples {view.start:,}-{view.stop - 1:,} at full resolution"
+
+
+def _cut(series: Mapping[str, np.ndarray], view: slice) -> dict[str, np.ndarray]:
+    return {label: values[view] for label, values in series.items()}
+
+
+def _bins(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start index and length of ``BINS`` (or fewer) consecutive bins covering ``size`` items."""
+    starts = np.unique(np.linspace(0, size, BINS, endpoint=False).astype(int))
+    return starts, np.diff(np.append(starts, size))
+
+
+def _binned(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per bin of ``_bins``: minimum, mean and maximum."""
+    starts, lengths = _bins(values.size)
+    low = np.minimum.reduceat(values, starts)
+    high = np.maximum.reduceat(values, starts)
+    return low, np.add.reduceat(values, starts) / lengths, high
+
+
+def _centres(times: np.ndarray) -> np.ndarray:
+    starts, lengths = _bins(times.size)
+    centres: np.ndarray = times[starts + lengths // 2]
+    return centres
 
 
 def _draw_volume(
@@ -154,30 +239,97 @@ def _draw_volume(
     samples: np.ndarray,
     filtered: Mapping[str, np.ndarray],
     trend: np.ndarray | None,
+    binned: bool = False,
+    unit: str = "tuples/s",
 ) -> None:
-    axes.plot(times, samples, ".", color="0.75", markersize=2, label="samples")
-    if trend is not None:
-        axes.plot(times, trend, color="black", linewidth=1, label="trend")
+    if binned:
+        low, _, high = _binned(samples)
+        axes.fill_between(_centres(times), low, high, color="0.8", linewidth=0, label="samples")
+    else:
+        axes.plot(times, samples, ".", color="0.7", markersize=2, label="samples")
     for index, (label, values) in enumerate(filtered.items()):
         # A line through every sample would hide the samples and the other lines.
         if not np.array_equal(values, samples):
-            axes.plot(times, values, color=_colour(index), linewidth=1.2, label=label)
-    axes.set_ylabel("volume (tuples/s)")
-    axes.legend(loc="upper left", fontsize="small", ncols=min(len(filtered) + 2, 6))
+            x, y = (_centres(times), _binned(values)[1]) if binned else (times, values)
+            axes.plot(x, y, color=_colour(index), linewidth=1.2, label=label)
+    if trend is not None:
+        x, y = (_centres(times), _binned(trend)[1]) if binned else (times, trend)
+        axes.plot(x, y, color="black", linewidth=1, label="trend")
+    axes.set_ylabel(f"volume ({unit})")
 
 
-def _draw_thresholds(axes: Axes, capacity: float) -> None:
+def _draw_steps(
+    axes: Axes,
+    times: np.ndarray,
+    counts: np.ndarray,
+    colour: str,
+    binned: bool,
+    **style: Any,
+) -> None:
+    """A step line of operator counts; binned, a min-max band around the bin mean."""
+    if not binned:
+        axes.step(times, counts, where="post", color=colour, **style)
+        return
+    low, mean, high = _binned(counts.astype(float))
+    x = _centres(times)
+    axes.fill_between(x, low, high, color=colour, alpha=0.15 * style.get("alpha", 1.0),
+                      linewidth=0)  # fmt: skip
+    axes.plot(x, mean, color=colour, **style)
+
+
+def _draw_thresholds(axes: Axes, capacity: float, unit: str, scale: bool = True) -> None:
     """Light lines at each multiple of ``capacity`` in view, and an operator scale on the right."""
     low, high = axes.get_ylim()
     levels = np.arange(max(1, np.ceil(low / capacity)), np.floor(high / capacity) + 1) * capacity
     if levels.size <= MAX_THRESHOLD_LINES:
         for level in levels:
-            axes.axhline(level, color="0.85", linewidth=0.6, zorder=0)
-    scale = axes.secondary_yaxis(
+            axes.axhline(level, color="0.88", linewidth=0.6, zorder=0)
+    if not scale:
+        return
+    right = axes.secondary_yaxis(
         "right",
         functions=(lambda v: np.divide(v, capacity), lambda n: np.multiply(n, capacity)),
     )
-    scale.set_ylabel(f"volume / capacity ({capacity:g} tuples/s per operator)")
+    right.set_ylabel(f"operators needed ({capacity:g} {unit} each)")
+
+
+def _shade_excerpt(column: Any, times: np.ndarray, view: slice) -> None:
+    """Shade the excerpt's span on the overview panels of ``column``."""
+    for axes in column:
+        axes.axvspan(times[view.start], times[view.stop - 1], color="C1", alpha=0.12,
+                     linewidth=0, label="excerpt shown on the right")  # fmt: skip
+
+
+def _legend(figure: Figure, volume: Axes, operators: Axes | None, title: str) -> None:
+    """One legend below the panels, every entry once: never over the data."""
+    entries: dict[str, Artist] = {}
+    for axes in (volume, operators):
+        if axes is None:
+            continue
+        handles, labels = axes.get_legend_handles_labels()
+        for handle, label in zip(handles, labels, strict=True):
+            # A run's operator line has the colour of its filtered line; name it once.
+            entries.setdefault(label, handle)
+    if title:
+        figure.suptitle(title)
+    figure.legend(list(entries.values()), list(entries), loc="outside lower center",
+                  ncols=min(len(entries), 5), fontsize="small", frameon=False)  # fmt: skip
+
+
+def _concise_dates(axes: Axes) -> None:
+    """Date ticks that fit: the year or month once, then days or hours."""
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+    locator = AutoDateLocator(maxticks=8)  # type: ignore[no-untyped-call]
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+
+
+def _whole_numbers() -> Any:
+    """A tick locator for counts: operators come in whole numbers."""
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
 
 
 def _colour(index: int) -> str:

@@ -27,7 +27,8 @@ import inspect
 import math
 import os
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -374,7 +375,8 @@ def trace_workload(
        ``high`` (after cutting to ``duration``: the returned series spans exactly [low, high]).
        ``low=None, high=None`` keeps the recorded values. A single outlier compresses the rest.
 
-    See ``read_trace`` for the file format.
+    See ``read_trace`` for the file format, and ``replay_trace`` for the same series with a
+    record of what was done to it (rescaling, time compression, the recorded dates).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -382,6 +384,82 @@ def trace_workload(
     ...     _ = path.write_text("timestamp,value\\n0,10\\n300,30\\n600,20\\n")
     ...     trace_workload(path).tolist(), trace_workload(path, time_scale=150).tolist()
     ([200.0, 500.0, 350.0], [200.0, 350.0, 500.0, 425.0, 350.0])
+    """
+    return replay_trace(path, step, low, high, duration, column, time_scale).values
+
+
+@dataclass(frozen=True)
+class TraceReplay:
+    """A replayed trace and what was done to it, so that reports can say so.
+
+    ``values`` is the series (one sample every ``step`` seconds of replay); replay second
+    ``tau`` shows the recording at ``time_scale * tau`` seconds after ``start``. ``recorded``
+    is the lowest and highest recorded value replayed, ``rescaled`` the ``(low, high)`` they
+    were mapped onto, ``None`` when the values are the recorded ones. ``start`` is the first
+    timestamp when the trace's timestamps are datetimes (naive, as written; UTC when the file
+    gave offsets), ``None`` when they are plain seconds.
+    """
+
+    values: np.ndarray
+    step: float
+    time_scale: float
+    spacing: float
+    recorded: tuple[float, float]
+    rescaled: tuple[float, float] | None
+    start: datetime | None
+
+    def dates(self) -> np.ndarray | None:
+        """The recorded moment of each sample (``datetime64[ms]``), or ``None`` without dates."""
+        if self.start is None:
+            return None
+        offsets = np.arange(self.values.size) * self.step * self.time_scale * 1000.0
+        return np.datetime64(self.start, "ms") + np.round(offsets).astype("timedelta64[ms]")
+
+    def describe(self, unit: str = "tuples/s") -> str:
+        """One sentence: the recording, the time compression and the rescaling applied."""
+        span = ""
+        dates = self.dates()
+        if dates is not None:
+            span = f" from {_minute(dates[0])} to {_minute(dates[-1])}"
+        text = f"{self.values.size:,} samples{span}, recorded every {self.spacing:g} s; "
+        if self.time_scale == 1.0:
+            text += f"replayed in real time, one sample every {self.step:g} s; "
+        else:
+            text += (
+                f"replayed one sample every {self.step:g} s, time compressed "
+                f"{self.time_scale:g}x (--real-time keeps the recorded time); "
+            )
+        low, high = self.recorded
+        if self.rescaled is None:
+            return text + f"values as recorded, {low:,.6g} to {high:,.6g} {unit}"
+        return text + (
+            f"values {low:,.6g} to {high:,.6g} rescaled linearly to {self.rescaled[0]:g} to "
+            f"{self.rescaled[1]:g} {unit} (--keep-values keeps the recorded values)"
+        )
+
+
+def replay_trace(
+    path: str | os.PathLike[str],
+    step: float = 1.0,
+    low: float | None = PAPER_LOW,
+    high: float | None = PAPER_HIGH,
+    duration: float | None = None,
+    column: str = "value",
+    time_scale: float | None = None,
+) -> TraceReplay:
+    """``trace_workload``'s series, with what was done to it (``TraceReplay``).
+
+    To replay in real time at the recording's own spacing, pass ``time_scale=1`` and
+    ``step=recording_spacing(path)``; to keep the recorded values, ``low=None, high=None``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "trace.csv"
+    ...     _ = path.write_text("timestamp,value\\n2024-01-01 00:00,10\\n2024-01-01 00:05,30\\n")
+    ...     print(replay_trace(path).describe())
+    2 samples from 2024-01-01 00:00 to 2024-01-01 00:05, recorded every 300 s; replayed one
+    sample every 1 s, time compressed 300x (--real-time keeps the recorded time); values 10 to
+    30 rescaled linearly to 200 to 500 tuples/s (--keep-values keeps the recorded values)
     """
     name = "trace_workload"
     check_number(name, "step", step, minimum=0, exclusive_minimum=True)
@@ -396,7 +474,8 @@ def trace_workload(
         check_number(name, "low", low, minimum=0)
         check_number(name, "high", high, minimum=low, exclusive_minimum=True)
     seconds, values = read_trace(path, column)
-    scale = float(np.median(np.diff(seconds))) / step if time_scale is None else time_scale
+    spacing = float(np.median(np.diff(seconds)))
+    scale = spacing / step if time_scale is None else time_scale
     covered = float(seconds[-1]) / scale
     if duration is None:
         times = np.arange(math.floor(covered / step * (1 + 1e-12)) + 1) * step
@@ -408,9 +487,10 @@ def trace_workload(
                 f"{covered + step:g} s of replay at time_scale={scale:g}"
             )
     replayed: np.ndarray = np.interp(times * scale, seconds, values)
-    if low is None or high is None:
-        return replayed
     smallest, largest = float(replayed.min()), float(replayed.max())
+    start = trace_start(path)
+    if low is None or high is None:
+        return TraceReplay(replayed, step, scale, spacing, (smallest, largest), None, start)
     if smallest == largest:
         raise ValueError(
             f"{name}: the replayed trace is constant ({smallest:g}) and cannot be rescaled to "
@@ -418,7 +498,31 @@ def trace_workload(
         )
     # np.interp hits the end points exactly, so the result stays within [low, high].
     rescaled: np.ndarray = np.interp(replayed, [smallest, largest], [low, high])
-    return rescaled
+    return TraceReplay(
+        rescaled, step, scale, spacing, (smallest, largest), (float(low), float(high)), start
+    )
+
+
+def recording_spacing(path: str | os.PathLike[str], column: str = "value") -> float:
+    """The median spacing of a trace's timestamps, in seconds: its real-time replay ``step``."""
+    seconds, _ = read_trace(path, column)
+    return float(np.median(np.diff(seconds)))
+
+
+def trace_start(path: str | os.PathLike[str]) -> datetime | None:
+    """The first timestamp of a trace when it is a datetime (naive; UTC if offsets were given),
+    ``None`` when timestamps are plain seconds. Call after ``read_trace``, which checks them."""
+    with Path(path).open(newline="", encoding="utf-8") as file:
+        first = next(csv.DictReader(file))["timestamp"]
+    try:
+        float(first)
+    except ValueError:
+        return datetime(1970, 1, 1) + timedelta(seconds=_epoch_seconds(first))
+    return None
+
+
+def _minute(moment: np.datetime64) -> str:
+    return str(moment.astype("datetime64[m]")).replace("T", " ")
 
 
 def _equal_steps(
@@ -461,7 +565,7 @@ def make_workload(
     >>> make_workload("sine")
     Traceback (most recent call last):
     ...
-    ValueError: make_workload: name='sine' is not allowed: name must be one of [...]
+    filters.base.ParameterError: make_workload: name='sine' is not allowed: ... one of [...]
     """
     check_choice("make_workload", "name", name, WORKLOADS)
     generator = WORKLOADS[name]

@@ -370,3 +370,28 @@ def test_a_spark_command_prints_nothing_but_its_result_unless_verbose(tmp_path: 
     verbose = subprocess.run([*command, "--out", str(tmp_path / "v.csv"), "--verbose"],
                              capture_output=True, text=True, env=env, check=False)  # fmt: skip
     assert verbose.returncode == 0 and "WARN" in verbose.stderr
+
+
+def test_simulate_says_how_a_trace_was_replayed_and_can_keep_its_values_and_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stamps = [(datetime(2014, 7, 1) + timedelta(minutes=30 * k)).isoformat(" ") for k in range(60)]
+    values = np.repeat([8000.0, 20000.0, 12000.0], 20)
+    trace = write_trace(tmp_path / "taxi.csv", stamps, values.tolist())
+    args = ["simulate", "--trace", str(trace), "--filter", "raw"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    said = capsys.readouterr().out
+    assert "time compressed 1800x" in said and "rescaled linearly to 200 to 500 tuples/s" in said
+
+    kept = [*args, "--keep-values", "--real-time", "--unit", "passengers/30 min",
+            "--capacity", "4000", "--out", str(tmp_path / "b")]  # fmt: skip
+    assert main(kept) == 0
+    said = capsys.readouterr().out
+    assert "replayed in real time" in said and "values as recorded" in said
+    assert "capacity 4000 passengers/30 min per operator" in said
+    _, rows = read_columns(tmp_path / "b" / "timeline.csv")
+    assert [float(row[0]) for row in rows[:2]] == [0.0, 1800.0]  # t in recorded seconds
+    assert sorted({float(row[1]) for row in rows}) == [8000.0, 12000.0, 20000.0]
+
+    assert main(["simulate", "--keep-values", "--out", str(tmp_path / "c")]) == 2
+    assert "apply to --trace only" in capsys.readouterr().err

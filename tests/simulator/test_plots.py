@@ -54,3 +54,14 @@ def test_filtered_series_is_a_png(tmp_path: Path) -> None:
     outputs = {"raw": noisy, "ewma": make_filter("ewma", alpha=0.1).filter(noisy)}
     path = plot_filtered(tmp_path / "filtered.png", np.arange(200.0), noisy, outputs, trend=trend)
     assert path.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_a_long_series_with_dates_is_drawn_per_bin_beside_an_excerpt(tmp_path: Path) -> None:
+    trend = paper_workload(seed=3, duration=6000)
+    noisy = add_noise(trend, snr=5.0, seed=4)
+    dates = np.datetime64("2014-07-01T00:00") + np.arange(6000) * np.timedelta64(30, "m")
+    path = plot_timeline(tmp_path / "long.png", runs(noisy, trend), trend=trend, capacity=50,
+                         dates=dates, unit="passengers")  # fmt: skip
+    assert path.read_bytes().startswith(PNG_SIGNATURE)
+    with pytest.raises(ValueError, match="give one per sample"):
+        plot_timeline(tmp_path / "bad.png", runs(noisy, trend), dates=dates[:10])

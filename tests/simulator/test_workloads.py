@@ -17,6 +17,8 @@ from simulator.workloads import (
     monotone_workload,
     paper_workload,
     random_walk_workload,
+    recording_spacing,
+    replay_trace,
     spike_workload,
     step_workload,
     trace_workload,
@@ -279,3 +281,24 @@ def test_the_nab_traces_replay_at_one_recorded_sample_per_second(name: str) -> N
 def test_invalid_parameters_raise_value_errors_that_name_them(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
+
+
+def test_a_replay_says_what_was_done_to_the_trace_and_keeps_its_dates(tmp_path: Path) -> None:
+    rows = [("2015-02-26 21:40:00", "10"), ("2015-02-26 21:45:00", "20"),
+            ("2015-02-26 21:50:00", "40")]  # fmt: skip
+    path = write_trace(tmp_path / "trace.csv", rows)
+    compressed = replay_trace(path)
+    assert compressed.time_scale == 300.0 and compressed.rescaled == (200.0, 500.0)
+    assert "time compressed 300x" in compressed.describe()
+    assert "values 10 to 40 rescaled linearly to 200 to 500 tuples/s" in compressed.describe()
+    dates = compressed.dates()
+    assert dates is not None and str(dates[-1]) == "2015-02-26T21:50:00.000"
+
+    real = replay_trace(path, step=recording_spacing(path), time_scale=1.0, low=None, high=None)
+    assert real.values.tolist() == [10.0, 20.0, 40.0] and real.step == 300.0
+    assert "replayed in real time" in real.describe("events/s")
+    assert "values as recorded, 10 to 40 events/s" in real.describe("events/s")
+    assert real.dates() is not None and (real.dates() == dates).all()
+
+    seconds = write_trace(tmp_path / "seconds.csv", [("0", "1"), ("60", "2")])
+    assert replay_trace(seconds).dates() is None
