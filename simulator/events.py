@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -220,6 +221,48 @@ def events_to_volume(
         )
         .orderBy("timestamp")
     )
+
+
+def write_events(
+    path: str | os.PathLike[str],
+    rates: np.ndarray,
+    start: datetime,
+    step: float = 1.0,
+    seed: int = 1,
+) -> int:
+    """Write an event log whose volume follows ``rates``: the input ``events_to_volume`` reads.
+
+    For trying ``steadyscale trace`` without a log of one's own. Sample ``k`` of ``rates``
+    (events per second) covers ``[k * step, (k + 1) * step)`` seconds after ``start`` (naive:
+    UTC); it gets a Poisson number of events of mean ``rates[k] * step``, at uniform moments in
+    it, sorted. Columns ``ts`` (the event's time) and ``user`` (``u0`` ... ``u99``, a stand-in
+    payload). CSV (``ts`` as ``YYYY-MM-DD HH:MM:SS.ffffff``) or Parquet (``ts`` a timestamp
+    column, through pyarrow) by the ending of ``path``. Returns the number of events.
+    """
+    name = "write_events"
+    check_number(name, "step", step, minimum=0, exclusive_minimum=True)
+    if rates.ndim != 1 or not np.all(np.isfinite(rates)) or np.any(rates < 0):
+        raise ValueError(f"{name}: rates must be finite volumes >= 0, one per sample")
+    form = detect_format(str(path))
+    rng = np.random.default_rng(seed)
+    counts = rng.poisson(rates * step)
+    offsets = np.repeat(np.arange(rates.size) * step, counts) + rng.uniform(0, step, counts.sum())
+    offsets.sort()
+    moments = np.datetime64(start, "us") + np.round(offsets * 1e6).astype("timedelta64[us]")
+    users = np.char.add("u", rng.integers(0, 100, offsets.size).astype(str))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if form == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"ts": moments, "user": users}), str(path))
+    else:
+        stamps = np.datetime_as_string(moments, unit="us")
+        with Path(path).open("w", newline="", encoding="utf-8") as file:
+            writer = csv.writer(file, lineterminator="\n")
+            writer.writerow(["ts", "user"])
+            writer.writerows(zip(np.char.replace(stamps, "T", " "), users, strict=True))
+    return int(offsets.size)
 
 
 def write_trace(df: DataFrame, path: str | os.PathLike[str]) -> int:

@@ -395,3 +395,22 @@ def test_simulate_says_how_a_trace_was_replayed_and_can_keep_its_values_and_time
 
     assert main(["simulate", "--keep-values", "--out", str(tmp_path / "c")]) == 2
     assert "apply to --trace only" in capsys.readouterr().err
+
+
+def test_events_writes_an_event_log_whose_volume_follows_the_workload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "logs" / "events.csv"
+    args = ["events", "--workload", "step", "--duration", "30", "--out", str(out)]
+    assert main(args) == 0
+    header, rows = read_columns(out)
+    assert (
+        header == ["ts", "user"] and f"wrote {out} ({len(rows):,} events" in capsys.readouterr().out
+    )
+    stamps = [datetime.fromisoformat(row[0]) for row in rows]
+    assert stamps == sorted(stamps) and stamps[0] >= datetime(2026, 1, 1)
+    per_second = np.bincount([int((s - datetime(2026, 1, 1)).total_seconds()) for s in stamps])
+    # step: 250, then 450, then 300 events/s for 10 s each; Poisson counts within 5 sigma.
+    expected = np.repeat([250.0, 450.0, 300.0], 10)
+    assert per_second.size == 30 and np.all(np.abs(per_second - expected) < 5 * np.sqrt(expected))
+    assert main(["events", "--out", str(tmp_path / "events.json")]) == 2
