@@ -1,8 +1,11 @@
 """Autoscale a Spark Structured Streaming job: progress events in, executor targets out.
 
 ``ScalingListener`` is a ``StreamingQueryListener``. Each progress event of the query it follows
-becomes one volume sample, ``(t, volume)`` = (the trigger's start time in epoch seconds, its
-``inputRowsPerSecond``); an idle event (no new data, Spark >= 3.5) is a sample of 0. A
+becomes one ``Sample``: ``t`` (the trigger's start time in epoch seconds), ``volume`` (its
+``inputRowsPerSecond``), ``processed`` (its ``processedRowsPerSecond``) and ``backlog`` (the
+records its sources are behind, where they say: Kafka's ``avgOffsetsBehindLatest`` times the
+partitions); the executors registered when a batch of samples is decided are its ``running``
+count. An idle event (no new data, Spark >= 3.5) is a sample of 0. A
 ``Decider`` turns samples into an executor count and an ``Executors`` object applies it:
 
 * ``LocalDecider``: a ``Scaler`` in the driver;
@@ -29,6 +32,7 @@ bounds are the executor bounds.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import queue
@@ -36,7 +40,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import httpx
 from pyspark.sql import SparkSession
@@ -48,7 +52,17 @@ from scaling.scaler import Scaler
 
 logger = logging.getLogger(__name__)
 
-Sample = tuple[float, float]  # (t in seconds, volume in rows/s)
+
+class Sample(NamedTuple):
+    """One micro-batch as the Scaler sees it: ``t`` (seconds), ``volume`` (input rows/s), and
+    what the query reports besides, ``None`` where it does not: ``backlog`` (records its sources
+    are behind), ``running`` (executors registered), ``processed`` (rows/s processed)."""
+
+    t: float
+    volume: float
+    backlog: float | None = None
+    running: int | None = None
+    processed: float | None = None
 
 
 class RetryLater(Exception):
@@ -69,8 +83,14 @@ class LocalDecider:
         self.last: Decision | None = None
 
     def decide(self, samples: Sequence[Sample]) -> int:
-        for t, volume in samples:
-            self.last = self.scaler.observe(volume, t)
+        for sample in (Sample(*sample) for sample in samples):
+            self.last = self.scaler.observe(
+                sample.volume,
+                sample.t,
+                backlog=sample.backlog,
+                running=sample.running,
+                processed=sample.processed,
+            )
         return self.scaler.operators
 
 
@@ -114,7 +134,7 @@ class ServiceDecider:
         self.spec = None if spec is None else {**spec, "operators": operators}
 
     def decide(self, samples: Sequence[Sample]) -> int:
-        body = {"samples": [{"t": t, "volume": volume} for t, volume in samples]}
+        body = {"samples": [_payload(Sample(*sample)) for sample in samples]}
         response = self._send("POST", f"{self.path}/samples", body)
         if response.status_code == 404 and self.spec is not None:
             created = self._send("PUT", self.path, self.spec)
@@ -185,10 +205,12 @@ class ScalingListener(StreamingQueryListener):
     def onQueryProgress(self, event: Any) -> None:
         progress = event.progress
         rate = progress.inputRowsPerSecond
-        self._offer(str(progress.id), progress.name, progress.timestamp, rate)
+        processed = _rate(getattr(progress, "processedRowsPerSecond", None))
+        backlog = _backlog(getattr(progress, "sources", None) or ())
+        self._offer(str(progress.id), progress.name, progress.timestamp, rate, backlog, processed)
 
     def onQueryIdle(self, event: Any) -> None:
-        self._offer(str(event.id), None, event.timestamp, 0.0)
+        self._offer(str(event.id), None, event.timestamp, 0.0, None, None)
 
     def onQueryTerminated(self, event: Any) -> None:
         pass
@@ -204,7 +226,15 @@ class ScalingListener(StreamingQueryListener):
         self._queue.put(None)
         self._worker.join(timeout)
 
-    def _offer(self, query_id: str, name: str | None, timestamp: str, volume: float) -> None:
+    def _offer(
+        self,
+        query_id: str,
+        name: str | None,
+        timestamp: str,
+        volume: float,
+        backlog: float | None,
+        processed: float | None,
+    ) -> None:
         if not self._follows(query_id, name):
             return
         t = datetime.fromisoformat(timestamp).timestamp()
@@ -215,7 +245,7 @@ class ScalingListener(StreamingQueryListener):
         self._last_t = t
         with self._progress:
             self._offered += 1
-        self._queue.put((t, float(volume)))
+        self._queue.put(Sample(t, float(volume), backlog, None, processed))
 
     def _follows(self, query_id: str, name: str | None) -> bool:
         if self.query is not None:
@@ -242,6 +272,18 @@ class ScalingListener(StreamingQueryListener):
                 return
 
     def _step(self) -> None:
+        # The executors registered now (read here, off Spark's listener bus) go with the oldest
+        # sample not decided yet: the batch's decisions start from what runs, not from what
+        # was asked (a resize may have failed or not finished); within the batch nothing is
+        # resized, so the later samples continue from the Scaler's own decisions.
+        try:
+            running = self.executors.current()
+        except Exception as error:  # decide without it
+            running = None
+            self._error(f"could not read the executors running: {error}")
+        oldest = self._pending[0]
+        if oldest.running is None and running is not None:
+            self._pending[0] = oldest._replace(running=running)
         batch = list(self._pending)
         try:
             wanted = self.decider.decide(batch)
@@ -267,6 +309,54 @@ class ScalingListener(StreamingQueryListener):
     def _error(self, message: str) -> None:
         self.errors.append(message)
         logger.warning(message)
+
+
+def _rate(value: object) -> float | None:
+    """A reported rate, or ``None`` when Spark has none (the first trigger reports NaN)."""
+    if isinstance(value, int | float) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
+
+
+def _backlog(sources: Sequence[Any]) -> float | None:
+    """Records the query's sources are behind, summed; ``None`` when no source says.
+
+    Kafka sources report ``avgOffsetsBehindLatest`` over the partitions in their ``metrics``;
+    times the number of partitions of the batch's ``endOffset`` that is the total lag.
+    """
+    total, known = 0.0, False
+    for source in sources:
+        metrics = getattr(source, "metrics", None) or {}
+        average = _number(metrics.get("avgOffsetsBehindLatest"))
+        if average is None:
+            continue
+        total += average * max(1, _partitions(getattr(source, "endOffset", None)))
+        known = True
+    return total if known else None
+
+
+def _number(value: object) -> float | None:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _partitions(end_offset: object) -> int:
+    """Partitions in a Kafka ``endOffset`` (JSON ``{"topic": {"0": offset, ...}}``), else 0."""
+    try:
+        offsets = json.loads(end_offset) if isinstance(end_offset, str) else end_offset
+    except ValueError:
+        return 0
+    if not isinstance(offsets, dict):
+        return 0
+    return sum(len(partitions) for partitions in offsets.values() if isinstance(partitions, dict))
+
+
+def _payload(sample: Sample) -> dict[str, Any]:
+    """A sample as the service takes it: the optional fields only when known."""
+    return {key: value for key, value in sample._asdict().items() if value is not None}
 
 
 def autoscale(

@@ -23,6 +23,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 
 from filters import available_filters
 from scaling import available_guards
+from scaling.policy import CATCH_UP, QUIET
 
 # Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
 STREAM_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
@@ -35,6 +36,8 @@ MAX_ABS_T = 1e15
 MIN_CAPACITY = 1e-3
 MAX_CAPACITY = 1e12
 MAX_OPERATORS = 1_000_000_000
+MAX_BACKLOG = 1e15
+MAX_SECONDS = 1e9
 SHOWN_CHARS = 200
 MAX_ERRORS = 20
 
@@ -67,13 +70,28 @@ def _check_capacity(value: object) -> object:
     return _number(value, _CAPACITY_ALLOWED, MIN_CAPACITY, MAX_CAPACITY)
 
 
+def _bounded(
+    name: str, low: float, high: float, what: str, nullable: bool = False
+) -> BeforeValidator:
+    """A JSON number from ``low`` to ``high`` (``None`` too when ``nullable``), as a float."""
+    allowed = f"{name} must be a number from {low:g} to {high:g} ({what})"
+    allowed += ", or null" if nullable else ""
+
+    def check(value: object) -> object:
+        if value is None and nullable:
+            return None
+        return _number(value, allowed, low, high)
+
+    return BeforeValidator(check)
+
+
 def _count(name: str) -> BeforeValidator:
     """An operator count: an integral JSON number (``2`` or ``2.0``) from 0 to
     ``MAX_OPERATORS``, as an ``int``."""
     allowed = f"{name} must be an integer from 0 to {MAX_OPERATORS}"
 
     def check(value: object) -> object:
-        if value is None and name == "max_operators":
+        if value is None and name in ("max_operators", "running"):
             return None
         number = _number(value, allowed, 0, MAX_OPERATORS)
         if not float(number).is_integer():  # type: ignore[arg-type]
@@ -127,6 +145,22 @@ class PolicySpec(BaseModel):
         le=MAX_OPERATORS,
         description="Most operators (>= min_operators), or null for no limit.",
     )
+    utilisation: Annotated[float, _bounded("utilisation", 1e-3, 1.0, "a share of capacity")] = (
+        Field(default=1.0, gt=0.0, le=1.0, description="Share of capacity to plan for; 1: none.")
+    )
+    catch_up: Annotated[
+        float | None, _bounded("catch_up", 1e-3, MAX_SECONDS, "seconds", nullable=True)
+    ] = Field(
+        default=CATCH_UP,
+        description="Seconds to drain a reported backlog in; null ignores backlogs.",
+    )
+    quiet: Annotated[float, _bounded("quiet", 0.0, MAX_SECONDS, "seconds")] = Field(
+        default=QUIET,
+        ge=0.0,
+        le=MAX_SECONDS,
+        description="Seconds after a scaling operation during which a sample that reports a "
+        "backlog neither scales up for it nor down.",
+    )
 
 
 class StreamConfig(BaseModel):
@@ -176,6 +210,15 @@ class Sample(BaseModel):
     volume: Annotated[float, BeforeValidator(_check_volume)] = Field(
         ge=0.0, le=MAX_VOLUME, description="Input volume, tuples/s."
     )
+    backlog: Annotated[
+        float | None, _bounded("backlog", 0.0, MAX_BACKLOG, "records", nullable=True)
+    ] = Field(default=None, description="Records waiting (consumer lag, queue length); optional.")
+    running: Annotated[int | None, _count("running")] = Field(
+        default=None, description="Operators actually running now; optional."
+    )
+    processed: Annotated[
+        float | None, _bounded("processed", 0.0, MAX_VOLUME, "records/s", nullable=True)
+    ] = Field(default=None, description="Records/s processed; optional.")
 
 
 class SampleBatch(BaseModel):
@@ -206,6 +249,9 @@ class DecisionOut(BaseModel):
     operators: int = Field(description="Operators after the decision.")
     action: Literal["up", "down", "none"]
     reason: str
+    backlog: float | None = Field(default=None, description="As reported with the sample.")
+    running: int | None = Field(default=None, description="As reported with the sample.")
+    processed: float | None = Field(default=None, description="As reported with the sample.")
 
 
 class BatchOut(BaseModel):

@@ -494,7 +494,13 @@ def _decide(scaler: Scaler, samples: Sequence[Sample], fresh: int) -> list[Decis
     for index in range(fresh, len(samples)):
         sample = samples[index]
         try:
-            decision = scaler.observe(sample.volume, sample.t)
+            decision = scaler.observe(
+                sample.volume,
+                sample.t,
+                backlog=sample.backlog,
+                running=sample.running,
+                processed=sample.processed,
+            )
         except (ValueError, ArithmeticError) as error:
             raise UnfollowableSample(index, sample, str(error)) from None
         if not math.isfinite(decision.filtered):

@@ -98,6 +98,28 @@ def test_a_slow_resize_never_holds_up_the_callback_and_the_backlog_is_decided_in
     assert len(executors.history) < 10  # far fewer resizes than samples
 
 
+def test_processed_rate_and_kafka_lag_go_with_the_sample(listener: ScalingListener) -> None:
+    event = progress(START, 200.0)
+    event.progress.processedRowsPerSecond = 180.0
+    kafka = {"avgOffsetsBehindLatest": "1500.0", "maxOffsetsBehindLatest": "2000"}
+    offsets = '{"orders": {"0": 10, "1": 12, "2": 9}}'
+    event.progress.sources = [
+        SimpleNamespace(metrics=kafka, endOffset=offsets),
+        SimpleNamespace(metrics={}, endOffset="{}"),  # a source that reports no lag
+    ]
+    listener.onQueryProgress(event)
+    assert listener.wait_idle(5.0)
+    decider = listener.decider
+    assert isinstance(decider, LocalDecider) and decider.last is not None
+    # 1,500 behind on average over 3 partitions; running read from the executors (1).
+    assert decider.last.previous == 1
+    assert (decider.last.backlog, decider.last.processed, decider.last.running) == (
+        4500.0,
+        180.0,
+        1,
+    )
+
+
 def test_it_follows_one_query_and_skips_what_is_not_a_sample(listener: ScalingListener) -> None:
     listener.onQueryProgress(progress(START, float("nan")))  # the first trigger has no rate
     listener.onQueryProgress(progress(START + 1, 120.0))  # follows q-1 from here
@@ -253,3 +275,20 @@ def test_the_token_is_sent_as_a_bearer_header(tmp_path: Path) -> None:
         decider = ServiceDecider("http://unused", "orders", "s3cret", spec=SPEC, client=client)
         assert decider.decide([(START, 250.0)]) == 3
         assert client.get("/v1/streams/orders").status_code == 200
+
+
+def test_a_batch_starts_from_the_executors_actually_running() -> None:
+    class Stuck(InMemoryExecutors):
+        def resize(self, executors: int) -> int:
+            return executors  # claims the target, but nothing changes (a quota, say)
+
+    executors = Stuck(current=1, max_executors=6)
+    decider = LocalDecider(Scaler.from_spec(SPEC, operators=1))
+    listener = ScalingListener(decider, executors)
+    for i in range(3):
+        listener.onQueryProgress(progress(START + i, 250.0))
+        assert listener.wait_idle(5.0)
+    listener.close()
+    assert decider.last is not None
+    # Each decision starts from the 1 executor that runs, not from the 3 asked for before.
+    assert (decider.last.running, decider.last.previous, decider.last.operators) == (1, 1, 3)

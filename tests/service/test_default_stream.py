@@ -48,3 +48,50 @@ def test_guards_given_without_a_filter_replace_the_default_guard(client: TestCli
     assert client.put("/v1/streams/plain", json=body).status_code in (200, 201)
     stored = str(client.get("/v1/streams/plain").json())
     assert "changepoint" in stored and "confidence" not in stored
+
+
+def test_samples_may_report_backlog_running_and_processed(client: TestClient) -> None:
+    policy = {**POLICY, "catch_up": 60.0, "quiet": 0.0}
+    put = client.put("/v1/streams/lagging", json={"policy": policy, "filter": {"name": "raw"}})
+    assert put.status_code in (200, 201), put.text
+    samples = [
+        {"t": 0.0, "volume": 300.0},
+        {"t": 1.0, "volume": 300.0, "backlog": 3000.0, "running": 6, "processed": 290.0},
+    ]
+    answer = client.post("/v1/streams/lagging/samples", json={"samples": samples})
+    assert answer.status_code == 200, answer.text
+    plain, lagging = answer.json()["decisions"]
+    assert plain["operators"] == 6 and plain["backlog"] is None
+    # 300 + 3000 / 60 = 350 tuples/s: 7 operators, from the 6 reported running.
+    assert (lagging["operators"], lagging["previous"], lagging["running"]) == (7, 6, 6)
+    assert lagging["backlog"] == 3000.0 and lagging["processed"] == 290.0
+
+
+@pytest.mark.parametrize(
+    ("sample", "field", "allowed"),
+    [
+        ({"backlog": -1}, "samples[0].backlog", "backlog must be a number from 0 to 1e+15"),
+        ({"backlog": "lots"}, "samples[0].backlog", "backlog must be a number"),
+        ({"running": 2.5}, "samples[0].running", "running must be an integer from 0"),
+        ({"processed": -3.0}, "samples[0].processed", "processed must be a number from 0"),
+    ],
+)
+def test_bad_reports_are_422_naming_the_field_and_change_nothing(
+    client: TestClient, sample: dict[str, object], field: str, allowed: str
+) -> None:
+    assert client.put("/v1/streams/orders", json={"policy": POLICY}).status_code in (200, 201)
+    body = {"samples": [{"t": 1.0, "volume": 300.0, **sample}]}
+    answer = client.post("/v1/streams/orders/samples", json=body)
+    assert answer.status_code == 422, answer.text
+    error = answer.json()["errors"][0]
+    assert error["field"] == field and error["allowed"].startswith(allowed)
+    assert client.get("/v1/streams/orders").json()["t"] is None  # nothing applied
+
+
+def test_policy_settings_for_reports_are_validated(client: TestClient) -> None:
+    for setting, value in (("utilisation", 0.0), ("catch_up", 0.0), ("quiet", -1.0)):
+        body = {"policy": {**POLICY, setting: value}}
+        answer = client.put("/v1/streams/bad", json=body)
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["errors"][0]["field"] == f"policy.{setting}"
+    assert client.get("/v1/streams/bad").status_code == 404
