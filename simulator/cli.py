@@ -52,7 +52,7 @@ from simulator.experiment import Cell, noise_seed
 from simulator.noise import DEFINITIONS, add_noise, noise_std
 from simulator.queue import QueueConfig
 from simulator.spark_checks import VERBOSE_ENV, SparkUnavailable, check_spark
-from simulator.sweep import expand_guard_sets, expand_spec, grid_cells, run_sweep
+from simulator.sweep import claim_folder, expand_guard_sets, expand_spec, grid_cells, run_sweep
 from simulator.workloads import (
     WORKLOADS,
     TraceReplay,
@@ -330,6 +330,11 @@ def _add_sweep(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sweep.add_argument("--duration", type=float, default=DEFAULT_DURATION, help="s (1500)")
     sweep.add_argument("--capacity", type=float, default=50.0, help="tuples/s per operator (50)")
     sweep.add_argument("--out", default="out/sweep", metavar="DIR", help="default: %(default)s")
+    sweep.add_argument(
+        "--force",
+        action="store_true",
+        help="DIR holds another grid's results: delete them and start again (default: refuse)",
+    )
     _add_master_option(sweep)
     sweep.set_defaults(run=_sweep)
 
@@ -364,6 +369,7 @@ def _sweep(args: argparse.Namespace) -> int:
         duration=args.duration,
         capacity=args.capacity,
     )
+    claim_folder(Path(args.out), cells, force=args.force)
     run_sweep(cells, Path(args.out), spark_session(args.master))
     print(f"wrote {Path(args.out) / 'sweep.csv'} ({len(cells)} cells), summary.csv, pareto.csv, "
           "sweep.md and Pareto plots")  # fmt: skip

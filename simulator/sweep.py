@@ -21,6 +21,11 @@ aggregates in Spark and writes
 A cell's id is a hash of everything it depends on, so a changed parameter is a new cell and
 never reuses an old result.
 
+One folder holds one grid (``claim_folder``): ``DIR/grid.json`` records it, seeds aside, so that
+a rerun, or one with more seeds, resumes, and a run of another grid into the same folder is
+refused before Spark starts (``force=True``, ``--force``, clears the folder's results first) rather
+than mixing two grids in ``cells.parquet`` and leaving the other grid's plots beside the report.
+
 >>> expand_spec("tvd:lam_per_sigma=5|10,method=exact")
 [{'name': 'tvd', 'lam_per_sigma': 5, 'method': 'exact'},
  {'name': 'tvd', 'lam_per_sigma': 10, 'method': 'exact'}]
@@ -38,6 +43,7 @@ import hashlib
 import itertools
 import json
 import math
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -126,12 +132,62 @@ def cell_id(cell: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+GRID_FILE = "grid.json"
+RESULTS = ("cells.parquet", GRID_FILE, "*.csv", "*.md", "*.png")
+"""What a run writes into its folder: what ``force`` clears (nothing else is touched)."""
+
+
+def grid_key(cells: Sequence[Any]) -> str:
+    """An id of the grid ``cells`` belong to, whatever their seeds (16 hex digits).
+
+    >>> a = Cell(config="x", filter_spec={"name": "raw"}, seed=1, snr=1.0)
+    >>> grid_key([a]) == grid_key([a, dataclasses.replace(a, seed=2)])
+    True
+    >>> grid_key([a]) == grid_key([dataclasses.replace(a, snr=2.0)])
+    False
+    """
+    points = set()
+    for cell in cells:
+        fields = dataclasses.asdict(cell)
+        fields.pop("config", None)
+        fields.pop("seed", None)
+        points.add(json.dumps(fields, sort_keys=True, default=list))
+    return hashlib.sha256("\n".join(sorted(points)).encode()).hexdigest()[:16]
+
+
+def claim_folder(out: Path, cells: Sequence[Any], force: bool = False) -> None:
+    """Make ``out`` the folder of the grid of ``cells``, or refuse (``ValueError``).
+
+    A new or empty folder, or one holding this grid's results (``GRID_FILE`` says so, seeds
+    aside), is taken; one holding another grid's, or results without a ``GRID_FILE``, is
+    refused unless ``force``, which deletes the ``RESULTS`` there first. Pure Python and quick:
+    callers run it before Spark starts.
+    """
+    key = grid_key(cells)
+    record = out / GRID_FILE
+    held = [path for pattern in RESULTS for path in out.glob(pattern)] if out.is_dir() else []
+    if held and not force:
+        found = json.loads(record.read_text(encoding="utf-8")) if record.exists() else None
+        if found is None or found.get("grid") != key:
+            what = f"grid {found['grid']} ({found['cells']} cells)" if found else "results"
+            raise ValueError(
+                f"{out} holds another {what}, not this one ({len(cells)} cells); write to a new "
+                "--out folder, or pass --force to delete the results there and start again"
+            )
+    if force:
+        for path in held:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"grid": key, "cells": len(cells)}) + "\n", encoding="utf-8")
+
+
 def run_sweep(
     cells: Sequence[Cell], out: Path, spark: Any, batch_size: int | None = None
 ) -> list[dict[str, Any]]:
     """Run the cells ``out`` does not hold yet, aggregate on Spark, write the outputs.
 
-    Returns the rows of ``cells`` (with ``cell_id``) in the order of ``cells``.
+    Returns the rows of ``cells`` (with ``cell_id``) in the order of ``cells``. ``out`` must
+    be free for this grid (``claim_folder``; callers with ``--force`` claim it first).
     """
     results = run_stored(cells, out, spark, batch_size)
     rows = [row.asDict() for row in results.orderBy("grid_order").collect()]
@@ -162,7 +218,7 @@ def run_stored(
 
     from simulator.spark import ROW_SCHEMA, collect_rows, run_cells_spark
 
-    out.mkdir(parents=True, exist_ok=True)
+    claim_folder(out, cells)
     store = out / "cells.parquet"
     ids = [cell_id(cell) for cell in cells]
     done = _stored_ids(spark, store)
@@ -224,10 +280,16 @@ def _aggregate(results: Any, out: Path) -> None:
             [r for r in front if tuple(r[g] for g in GROUPS[:3]) == key], columns_shown
         ))  # fmt: skip
     (out / "sweep.md").write_text("\n\n".join(parts) + "\n", encoding="utf-8")
-    for workload, definition in sorted({(r["workload"], r["definition"]) for r in summary}):
+    plots = {
+        (workload, definition): out / f"pareto_{workload}_{definition}.png"
+        for workload, definition in sorted({(r["workload"], r["definition"]) for r in summary})
+    }
+    for stale in set(out.glob("pareto_*.png")) - set(plots.values()):
+        stale.unlink()  # a plot of this grid's earlier, smaller run; not beside the new report
+    for (workload, definition), path in plots.items():
         panel = [r for r in summary if r["workload"] == workload and r["definition"] == definition]
         plot_pareto(
-            out / f"pareto_{workload}_{definition}.png",
+            path,
             panel,
             sorted({r["snr"] for r in panel}),
             title=f"{workload}, SNR definition {definition!r}",

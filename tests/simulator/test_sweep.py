@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from simulator.experiment import ROW_COLUMNS, pareto_front, run_cells, summarize
 from simulator.sweep import (
     GROUPS,
     cell_id,
+    claim_folder,
     expand_guard_sets,
     expand_spec,
     grid_cells,
@@ -138,3 +140,23 @@ def test_bad_sweep_options_fail_before_spark_runs(
     assert main(["sweep", option, value, "--out", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "cells.parquet").exists()
+
+
+def test_a_folder_holds_one_grid_and_refuses_another_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claim_folder(tmp_path, small_grid(range(1, 3)))
+    claim_folder(tmp_path, small_grid(range(1, 6)))  # more seeds: the same grid, resumed
+    (tmp_path / "cells.parquet").mkdir()
+    (tmp_path / "pareto_paper_power.png").write_bytes(b"old")
+    (tmp_path / "notes.txt").write_text("mine")
+    other = [dataclasses.replace(cell, snr=5.0) for cell in small_grid(range(1, 3))]
+    with pytest.raises(ValueError, match="holds another grid .* pass --force"):
+        claim_folder(tmp_path, other)
+    # The command refuses before Spark starts, in one line.
+    args = ["sweep", "--snr", "5", "--seeds", "2", "--out", str(tmp_path)]
+    assert main(args) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "holds another grid" in error
+    claim_folder(tmp_path, other, force=True)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["grid.json", "notes.txt"]
