@@ -33,6 +33,7 @@ the middle of start-up.
 from __future__ import annotations
 
 import functools
+import gc
 import hmac
 import importlib.metadata
 import inspect
@@ -116,6 +117,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
             cache_size=settings.cache_streams,
             metrics=metrics,
         )
+        # Everything loaded so far (modules, the app, restored series) lives as long as the
+        # process: out of the collector's reach, a full collection no longer walks it. Such a
+        # collection, set off by a request building thousands of objects in a worker thread,
+        # held the GIL, and so the event loop, for about 100 ms (/healthz p99 at 10,000
+        # streams while the stream list was read).
+        gc.freeze()
         with serve_keda(settings, streams):
             yield {"settings": settings, "streams": streams, "metrics": metrics}
     finally:

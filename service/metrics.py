@@ -29,6 +29,7 @@ The gauges are restored from storage when the app starts; the counters count fro
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -48,6 +49,8 @@ class Metrics:
 
     def __init__(self, max_streams: int = 1000) -> None:
         self.max_streams = max_streams
+        self._render_lock = threading.Lock()
+        self._rendered: tuple[float, bytes] | None = None
         self._tracked: set[str] = set()
         self._untracked_count = 0
         self.registry = CollectorRegistry()
@@ -141,9 +144,15 @@ class Metrics:
         self._requests.labels(*labels).inc()
         self._latency.labels(*labels).observe(seconds)
 
-    def render(self) -> bytes:
-        """Every series in the Prometheus text format."""
-        return generate_latest(self.registry)
+    def render(self, max_age: float = 0.0) -> bytes:
+        """Every series in the Prometheus text format; the text rendered last if it is at
+        most ``max_age`` seconds old (rendering 1,000 streams' series takes about 0.1 s of
+        CPU, which scrapes in a tight loop would otherwise take again and again)."""
+        with self._render_lock:
+            now = time.monotonic()
+            if self._rendered is None or now - self._rendered[0] > max_age:
+                self._rendered = (now, generate_latest(self.registry))
+            return self._rendered[1]
 
 
 class RequestMetricsMiddleware:

@@ -59,6 +59,9 @@ StreamId = Annotated[
 ]
 
 
+# /metrics is rendered at most once a second; Prometheus scrapes every 15 s or so.
+METRICS_MAX_AGE = 1.0
+
 # Answers with more decisions than this are built and serialised in a worker thread: 10,000
 # of them take about 100 ms, far too long to hold the event loop (and /healthz) for.
 LARGE_ANSWER = 128
@@ -124,8 +127,10 @@ probes.add_api_route("/readyz", readyz, methods=["HEAD"], include_in_schema=Fals
     },
 )
 async def prometheus_metrics(metrics: MetricsDep) -> Response:
-    """Every series in the Prometheus text format (see ``service.metrics``)."""
-    return Response(await run_in_threadpool(metrics.render), media_type=CONTENT_TYPE_LATEST)
+    """Every series in the Prometheus text format (see ``service.metrics``), at most
+    ``METRICS_MAX_AGE`` seconds old."""
+    text = await run_in_threadpool(metrics.render, METRICS_MAX_AGE)
+    return Response(text, media_type=CONTENT_TYPE_LATEST)
 
 
 @api.get("/v1/streams", tags=["streams"], response_model=StreamList, responses=_problems(422))
