@@ -521,6 +521,18 @@ def bodies() -> None:
 FETCHED = ("/metrics", "/v1/streams")
 
 
+def _healthz(http: httpx.Client, seconds: float) -> list[float]:
+    """/healthz latencies, one request every 10 ms for ``seconds``."""
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        began = time.perf_counter()
+        http.get("/healthz")
+        latencies.append(time.perf_counter() - began)
+        time.sleep(0.01)
+    return latencies
+
+
 def _fetch(url: str, target: str, stop: Any, count: Any) -> None:
     """Read ``target`` (the stream list page by page) until ``stop``; ``count`` the reads."""
     with httpx.Client(base_url=url, timeout=60) as client:
@@ -569,15 +581,10 @@ def streams(count: int, seconds: float) -> None:
                 multiprocessing.Process(target=_fetch, args=(server.url, target, stop, count))
                 for target, count in fetched.items()
             ]
+            quiet = _healthz(http, seconds / 2)  # the machine's own noise, for comparison
             for loop in loops:
                 loop.start()
-            latencies: list[float] = []
-            deadline = time.perf_counter() + seconds
-            while time.perf_counter() < deadline:
-                t0 = time.perf_counter()
-                http.get("/healthz")
-                latencies.append(time.perf_counter() - t0)
-                time.sleep(0.01)
+            latencies = _healthz(http, seconds)
             stop.set()
             for loop in loops:
                 loop.join()
@@ -596,6 +603,8 @@ def streams(count: int, seconds: float) -> None:
           f"{seconds:.0f} s: "
           f"{percentiles(latencies)}; target p99 < 50 ms: "
           f"{'met' if np.percentile(latencies, 99) < 0.05 else 'NOT met'}")  # fmt: skip
+    print(f"/healthz with nothing else asked of the server: {percentiles(quiet)}; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
     print(
         f"server RSS after start {started:.0f} MB; as streams got a sample: "
         + ", ".join(f"{touched:,} streams {mb:.0f} MB" for touched, mb in rss)
