@@ -15,7 +15,7 @@ COPY filters ./filters
 COPY scaling ./scaling
 COPY simulator ./simulator
 COPY service ./service
-RUN make .venv/.installed-run && chown -R steadyscale /app
+RUN make .venv/.installed-run RUN_EXTRAS=all && chown -R steadyscale /app
 
 ENV PATH="/app/.venv/bin:${PATH}" \
     STEADYSCALE_HOST=0.0.0.0 \

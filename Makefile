@@ -6,8 +6,12 @@ BIN = $(VENV)/bin
 
 .PHONY: run test
 
+# Ctrl-C (or a TERM) stops the service cleanly: the shell waits for it to shut down, and a stop
+# by either signal is a clean exit, so make has no failed command to report.
 run: $(VENV)/.installed-run
-	$(BIN)/steadyscale serve --data-dir data
+	@echo "$(BIN)/steadyscale serve --data-dir data   (Ctrl-C stops it)"
+	@trap true INT TERM; $(BIN)/steadyscale serve --data-dir data; status=$$?; \
+	  [ $$status -eq 0 ] || [ $$status -eq 130 ] || [ $$status -eq 143 ] || exit $$status
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m simulator.spark  # PySpark needs Java 17: say so plainly if it is missing
@@ -22,10 +26,14 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# make run needs the service extra; RUN_EXTRAS=all (the Dockerfile's) adds Spark and plots.
+RUN_EXTRAS ?= service
+
 $(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q -e '.[$(RUN_EXTRAS)]'
 	touch $@
 
+# The test extra holds every other (steadyscale[all]): what it installs serves make run too.
 $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed-run
