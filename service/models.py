@@ -146,12 +146,14 @@ class PolicySpec(BaseModel):
         description="Most operators (>= min_operators), or null for no limit.",
     )
     utilisation: Annotated[float, _bounded("utilisation", 1e-3, 1.0, "a share of capacity")] = (
-        Field(default=1.0, gt=0.0, le=1.0, description="Share of capacity to plan for; 1: none.")
+        Field(default=1.0, ge=1e-3, le=1.0, description="Share of capacity to plan for; 1: none.")
     )
     catch_up: Annotated[
         float | None, _bounded("catch_up", 1e-3, MAX_SECONDS, "seconds", nullable=True)
     ] = Field(
         default=CATCH_UP,
+        ge=1e-3,
+        le=MAX_SECONDS,
         description="Seconds to drain a reported backlog in; null ignores backlogs.",
     )
     quiet: Annotated[float, _bounded("quiet", 0.0, MAX_SECONDS, "seconds")] = Field(
@@ -212,13 +214,21 @@ class Sample(BaseModel):
     )
     backlog: Annotated[
         float | None, _bounded("backlog", 0.0, MAX_BACKLOG, "records", nullable=True)
-    ] = Field(default=None, description="Records waiting (consumer lag, queue length); optional.")
+    ] = Field(
+        default=None,
+        ge=0.0,
+        le=MAX_BACKLOG,
+        description="Records waiting (consumer lag, queue length); optional.",
+    )
     running: Annotated[int | None, _count("running")] = Field(
-        default=None, description="Operators actually running now; optional."
+        default=None,
+        ge=0,
+        le=MAX_OPERATORS,
+        description="Operators actually running now; optional.",
     )
     processed: Annotated[
         float | None, _bounded("processed", 0.0, MAX_VOLUME, "records/s", nullable=True)
-    ] = Field(default=None, description="Records/s processed; optional.")
+    ] = Field(default=None, ge=0.0, le=MAX_VOLUME, description="Records/s processed; optional.")
 
 
 class SampleBatch(BaseModel):
