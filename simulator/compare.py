@@ -297,6 +297,8 @@ def compare_report(summary: Sequence[Mapping[str, Any]]) -> str:
         "SLA s = seconds the queueing delay exceeds 10 s; cost = 30 × s± + operator-seconds + "
         "5 × SLA s. Means over seeds (± 95 % half-width of the cost).",
     ]
+    if any(row["policy"] == DEFAULT_POLICY for row in summary):
+        parts += ["## Where the default stands", standing_table(summary)]
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for row in summary:
         groups.setdefault((row["workload"], row["snr"], row["definition"]), []).append(row)
@@ -313,6 +315,56 @@ def compare_report(summary: Sequence[Mapping[str, Any]]) -> str:
         )  # fmt: skip
         parts += [f"## {workload}, SNR {snr:g} (`{definition}`)", table]
     return "\n\n".join(parts) + "\n"
+
+
+DEFAULT_POLICY = "steadyscale"
+
+
+def standing_table(
+    summary: Sequence[Mapping[str, Any]],
+    policy: str = DEFAULT_POLICY,
+    prices: Sequence[float] = (5.0, 50.0),
+) -> str:
+    """Per workload and SNR: ``policy``'s cost over the cheapest policy's at each price of an
+    SLA second (the cheapest named), whether it is the cheapest or within the cheapest's 95 %
+    interval, and its SLA seconds against the HPA's.
+
+    At a price ``c`` per SLA second, a row's cost is its ``cost`` + (c − 5) × ``sla_seconds``
+    (``cost`` is priced at 5); the interval used is the cheapest's ``cost_ci``.
+    """
+    groups: dict[tuple[Any, ...], dict[str, Mapping[str, Any]]] = {}
+    for row in summary:
+        groups.setdefault((row["workload"], row["snr"]), {})[row["policy"]] = row
+    lines, wins = [], dict.fromkeys(prices, 0)
+    for (workload, snr), rows in groups.items():
+        if policy not in rows:
+            continue
+        mine = rows[policy]
+        cells = [workload, f"{snr:g}"]
+        for price in prices:
+
+            def cost(row: Mapping[str, Any], price: float = price) -> float:
+                return float(row["cost"]) + (price - COST_MODEL.per_under_second) * float(
+                    row["sla_seconds"]
+                )
+
+            best = min(rows.values(), key=cost)
+            tied = cost(mine) <= cost(best) + float(best["cost_ci"])
+            wins[price] += tied
+            verdict = "cheapest" if best is mine else "within" if tied else best["policy"]
+            cells.append(f"{cost(mine) / cost(best):.3f} ({verdict})")
+        hpa = rows.get("hpa")
+        cells.append(f"{mine['sla_seconds']:.0f} / {hpa['sla_seconds']:.0f}" if hpa else "–")
+        lines.append(cells)
+    headers = ["workload", "SNR", *(f"cost / cheapest at {p:g} per SLA s" for p in prices),
+               f"SLA s, `{policy}` / `hpa`"]  # fmt: skip
+    total = len(lines)
+    summary_line = "; ".join(
+        f"at {price:g} per SLA second `{policy}` is the cheapest or within its interval in "
+        f"{count} of {total} cells"
+        for price, count in wins.items()
+    )
+    return summary_line + ".\n\n" + markdown_table(headers, lines)
 
 
 def plot_tradeoff(path: Path, workload: str, summary: Sequence[Mapping[str, Any]]) -> None:

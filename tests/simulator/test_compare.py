@@ -18,6 +18,7 @@ from simulator.compare import (
     compare_cells,
     run_compare,
     run_compare_cell,
+    standing_table,
 )
 
 
@@ -120,3 +121,17 @@ def test_bad_options_fail_before_spark_starts(
 ) -> None:
     assert main(["compare", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_standing_table_prices_sla_seconds_and_names_who_wins() -> None:
+    def row(policy: str, cost: float, sla: float, ci: float = 10.0) -> dict[str, object]:
+        return {"workload": "paper", "snr": 1.0, "policy": policy, "cost": cost,
+                "sla_seconds": sla, "cost_ci": ci}  # fmt: skip
+
+    summary = [row("steadyscale", 1000.0, 20.0), row("hpa", 1005.0, 0.0), row("ds2", 1200.0, 1.0)]
+    text = standing_table(summary)
+    # At 5: steadyscale is cheapest. At 50: 1000 + 45 x 20 = 1900 against the HPA's 1005.
+    assert "| paper | 1 | 1.000 (cheapest) | 1.891 (hpa) | 20 / 0 |" in text
+    assert (
+        "at 5 per SLA second `steadyscale` is the cheapest or within its interval in 1 of 1" in text
+    )
