@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from filters import make_filter
-from scaling import Scaler, ThresholdPolicy, make_guard
+from scaling import Scaler, ThresholdPolicy, default_spec, make_guard
 from simulator.compare import SEED_002_WORKLOADS, baselines, compare_cells, run_compare
 from simulator.engine import SimulationResult, simulate
 from simulator.experiment import Cell, noise_seed
@@ -722,7 +722,8 @@ def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     _add_filter_option(
         simulate_command,
-        "raw, moving_average w=60, tvd, ekf (tvd and ekf adapt to the noise they estimate)",
+        "default (steadyscale's recommended Scaler: changepoint + confidence), raw, "
+        "moving_average w=60, tvd, ekf (tvd and ekf adapt to the noise they estimate)",
     )
     simulate_command.add_argument(
         "--guard",
@@ -785,21 +786,13 @@ def _simulate(args: argparse.Namespace) -> int:
     seed_of_noise = noise_seed(args.seed)
     sigma = noise_std(trend, args.snr, args.definition)
     volumes = add_noise(trend, args.snr, seed_of_noise, args.definition)
-    specs = args.filter or DEFAULT_FILTERS
+    specs = args.filter or ["default", *DEFAULT_FILTERS]
 
     # Build everything before running anything, so that a bad spec fails fast.
     policy = ThresholdPolicy(args.capacity, args.min_operators, args.max_operators)
     guard_specs = [_parse_spec(text, "guard") for text in args.guard or []]
     initial = policy.needed(float(trend[0])) if args.operators is None else args.operators
-    scalers = {
-        text: Scaler(
-            make_filter(_parse_spec(text)),
-            policy,
-            [make_guard(spec) for spec in guard_specs],
-            operators=initial,
-        )
-        for text in specs
-    }
+    scalers = {text: _scaler(text, policy, guard_specs, initial) for text in specs}
     results = {text: _run(text, scaler, volumes, trend, step) for text, scaler in scalers.items()}
 
     from simulator.plots import plot_timeline
@@ -854,6 +847,19 @@ def _simulate(args: argparse.Namespace) -> int:
     for name in ("timeline.csv", "summary.csv", "simulate.png"):
         print(f"wrote {out / name}")
     return 0
+
+
+def _scaler(
+    text: str, policy: ThresholdPolicy, guards: Sequence[dict[str, Any]], operators: int
+) -> Scaler:
+    """The Scaler of one ``--filter``: ``default`` is steadyscale's (``scaling.default_spec``,
+    its own guards first), anything else a filter spec with the ``--guard`` guards."""
+    if text == "default":
+        spec = default_spec(policy.capacity)
+        filter_spec, guards = spec["filter"], [*spec["guards"], *guards]
+    else:
+        filter_spec = _parse_spec(text)
+    return Scaler(make_filter(filter_spec), policy, [make_guard(g) for g in guards], operators)
 
 
 TRACE_PARAMS = {"step", "low", "high", "column", "time_scale"}

@@ -290,6 +290,7 @@ def _draw_thresholds(axes: Axes, capacity: float, unit: str, scale: bool = True)
         "right",
         functions=(lambda v: np.divide(v, capacity), lambda n: np.multiply(n, capacity)),
     )
+    right.yaxis.set_major_locator(_whole_numbers())
     right.set_ylabel(f"operators needed ({capacity:g} {unit} each)")
 
 

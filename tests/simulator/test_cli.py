@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 import subprocess
 import sys
@@ -185,7 +186,7 @@ def test_simulate_writes_timeline_summary_and_plot_and_states_its_definitions(
 
     summary = read_summary(tmp_path)
     names = [name.partition(":")[0] for name in summary]
-    assert names == ["raw", "moving_average", "tvd", "ekf"]
+    assert names == ["default", "raw", "moving_average", "tvd", "ekf"]
     tvd = "tvd"
     assert summary["raw"]["p_over"] == summary["raw"]["p_under"] == 0  # raw follows the samples
     raw_operations = summary["raw"]["s_up"] + summary["raw"]["s_down"]
@@ -414,3 +415,29 @@ def test_events_writes_an_event_log_whose_volume_follows_the_workload(
     expected = np.repeat([250.0, 450.0, 300.0], 10)
     assert per_second.size == 30 and np.all(np.abs(per_second - expected) < 5 * np.sqrt(expected))
     assert main(["events", "--out", str(tmp_path / "events.json")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "missing", "extra"),
+    [
+        (["simulate"], "tqdm", "plots"),
+        (["denoise"], "matplotlib", "plots"),
+        (["sweep", "--seeds", "2"], "pyspark", "spark"),
+    ],
+)
+def test_a_command_whose_optional_dependency_is_missing_names_the_extra(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    missing: str,
+    extra: str,
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *rest: None if name == missing else real(name)
+    )
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert f"pip install 'steadyscale[{extra}]'" in error and error.count("\n") == 1
+    assert not (tmp_path / "out").exists()
