@@ -7,7 +7,7 @@ from collections import deque
 from statistics import NormalDist
 from typing import Any
 
-from filters.base import Denoiser, check_number
+from filters.base import Denoiser, ParameterError, check_number
 from filters.noise import _is_finite_number
 
 # A difference of two samples carries the noise twice; winsorised at 3 of its deviations,
@@ -53,20 +53,30 @@ class ChangePoint(Denoiser):
        one noise deviation matters). Because every residual is clipped at ``c``, a change is
        declared after at least ``threshold / (c - k)`` samples, whatever the size of a spike:
        a burst shorter than that never moves the level.
-    3. **Level.** After a change, the level restarts from the samples since the statistic that
-       fired last left 0 (the CUSUM's estimate of when the change began). Otherwise a sample
+    3. **Level.** After a change, the level restarts from the samples after the most likely
+       start of the change: among the last samples since the statistic that fired left 0 (at
+       most 64), the suffix of at least ``threshold / outlier`` samples whose residuals from the
+       old level have the largest likelihood ratio of a shifted mean (the statistic may have
+       left 0 early, lifted by noise before the change). Otherwise a sample
        within ``outlier`` deviations of the level joins its mean; one further away does not (it
        only counts as evidence of a change). Old samples are forgotten with weight
        :math:`(1 - 1/\\text{memory})` per sample, so a level that drifts by less than the
        resolution is still followed, with a window of at most about ``memory`` samples.
+    4. **Clipping at 0.** Volumes cannot be negative, so heavy noise is clipped at 0 and the
+       mean of the samples reads above the level. With :math:`p` the share of zeros in the
+       level and :math:`m` its mean, the output is the mean :math:`a\\sigma` of the Gaussian
+       that, clipped at 0, gives both: :math:`a = -\\Phi^{-1}(p)`,
+       :math:`\\sigma = m / (a\\Phi(a) + \\varphi(a))` (the level itself when no sample is 0).
 
     The output is :math:`\\mu`. ``spread`` is its standard error,
     :math:`\\hat\\sigma / \\sqrt{n_\\text{eff}}` (with :math:`n_\\text{eff}` the effective
-    number of samples in the level), which a decision can use as its dead band.
+    number of samples in the level), which a decision can use as its dead band; ``None``
+    until the noise estimate rests on 8 differences (warm-up).
 
-    The filter is scale-free: ``filter(a * y + b) == a * filter(y) + b`` for ``a > 0`` when
-    ``resolution`` is scaled by ``a`` too. Exactly constant input passes through unchanged, and
-    a change on noise-free input is followed after ``threshold / (c - k)`` samples.
+    The filter is scale-free: ``filter(a * y) == a * filter(y)`` for ``a > 0`` when
+    ``resolution`` is scaled by ``a`` too (and shift-free while no sample is 0). Exactly
+    constant input passes through unchanged, and a change on noise-free input is followed after
+    ``threshold / (c - k)`` samples.
 
     Parameters
     ----------
@@ -110,8 +120,13 @@ class ChangePoint(Denoiser):
         if resolution is not None:
             try:
                 check_number(self.name, "resolution", resolution, exclusive_minimum=True, minimum=0)
-            except ValueError as error:
-                raise ValueError(f"{error}, or None") from None
+            except ParameterError as error:
+                raise ParameterError(
+                    f"{error}, or None",
+                    param=error.param,
+                    value=error.value,
+                    allowed=f"{error.allowed}, or None",
+                ) from None
         check_number(self.name, "threshold", threshold, minimum=0, exclusive_minimum=True)
         check_number(self.name, "outlier", outlier, minimum=0, exclusive_minimum=True)
         check_number(self.name, "memory", memory, minimum=1)
