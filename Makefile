@@ -26,8 +26,9 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# make run needs the service extra; RUN_EXTRAS=all (the Dockerfile's) adds Spark and plots.
-RUN_EXTRAS ?= service
+# make run needs the service extra (plots: so that denoise and simulate work too); RUN_EXTRAS=all
+# (the Dockerfile's) adds Spark.
+RUN_EXTRAS ?= service,plots
 
 $(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install -q -e '.[$(RUN_EXTRAS)]'

@@ -44,11 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--service", help="URL of a steadyscale service (remote mode)")
     parser.add_argument("--stream", default="spark-autoscale-demo")
     parser.add_argument("--out", type=Path, default=Path("out/autoscale"))
+    parser.add_argument("--verbose", action="store_true", help="Spark's own log and progress")
     args = parser.parse_args(argv)
     seconds = sum(duration for _, duration in parse_schedule(args.schedule))
 
     spark = spark_session(args.master, app_name="steadyscale-autoscale-demo",
-                          config={"spark.executor.cores": "1"})  # fmt: skip
+                          config={"spark.executor.cores": "1"}, verbose=args.verbose)  # fmt: skip
     spec = {
         "filter": {"name": "moving_median", "w": 5},
         "policy": {"capacity": args.capacity, "min_operators": 1,
@@ -76,17 +77,30 @@ def main(argv: list[str] | None = None) -> int:
         .start()
     )
     adaptor = listener.executors
+    # The JVM, the executors and the first micro-batch take a while to start: the table starts
+    # with the first batch that read rows, so its first line is the job at work.
+    waited = time.monotonic()
+    print("waiting for the first micro-batch ...", flush=True)
+    while not (query.lastProgress or {}).get("inputRowsPerSecond"):
+        if time.monotonic() - waited > 180:
+            print("no micro-batch read rows within 180 s; is the cluster starting executors?")
+            return 1
+        time.sleep(0.2)
+    print(f"first rows after {time.monotonic() - waited:.0f} s")
     rows = []
     started = time.monotonic()
     print(f"{'s':>5} {'rows/s':>8} {'target':>6} {'running':>7}")
-    while time.monotonic() - started < seconds:
-        time.sleep(1.0)
+    # One line per second on a fixed schedule (tick k at started + k), so seconds never skip
+    # or repeat however long a line takes.
+    for tick in range(1, int(seconds) + 1):
+        time.sleep(max(0.0, started + tick - time.monotonic()))
         progress = query.lastProgress or {}
         rate = float(progress.get("inputRowsPerSecond") or 0.0)
-        row = {"t": round(time.monotonic() - started, 1), "rows_per_s": rate,
-               "target": listener.target, "executors": adaptor.current()}  # fmt: skip
+        row = {"t": tick, "rows_per_s": rate, "target": listener.target,
+               "executors": adaptor.current()}  # fmt: skip
         rows.append(row)
-        print(f"{row['t']:>5.0f} {rate:>8.1f} {row['target']!s:>6} {row['executors']:>7}")
+        target = "-" if row["target"] is None else row["target"]
+        print(f"{tick:>5} {rate:>8.1f} {target!s:>6} {row['executors']:>7}", flush=True)
     query.stop()
     spark.streams.removeListener(listener)
     listener.close()
@@ -108,25 +122,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _plot(rows: list[dict[str, float | None]], capacity: float, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """Input rate above, executors (running and target, whole numbers) below, one legend."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     t = [row["t"] for row in rows]
-    figure, volume = plt.subplots(figsize=(9, 4))
-    volume.plot(t, [row["rows_per_s"] for row in rows], color="0.6", label="input rows/s")
-    volume.set_xlabel("seconds")
+    figure = Figure(figsize=(10, 5.5), layout="constrained")
+    volume, executors = figure.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    volume.plot(t, [row["rows_per_s"] for row in rows], color="0.45", label="input rows/s")
     volume.set_ylabel("input rows/s")
-    executors = volume.twinx()
     executors.step(t, [row["executors"] for row in rows], where="post", color="C0",
                    label="executors running")  # fmt: skip
     targets = [float("nan") if row["target"] is None else row["target"] for row in rows]
-    executors.step(t, targets, where="post", color="C1",
-                   linestyle="--", label="target")  # fmt: skip
-    executors.set_ylabel(f"executors (capacity {capacity:g} rows/s each)")
-    figure.legend(loc="upper left")
-    figure.tight_layout()
+    executors.step(t, targets, where="post", color="C1", linestyle="--",
+                   label="target decided by steadyscale")  # fmt: skip
+    executors.set_ylabel(f"executors\n({capacity:g} rows/s each)")
+    executors.yaxis.set_major_locator(MaxNLocator(integer=True))
+    decided = [target for target in targets if target == target]  # NaN: no decision yet
+    executors.set_ylim(0, max([*decided, *(float(r["executors"] or 0) for r in rows)]) + 0.5)
+    executors.set_xlabel("seconds since the first micro-batch that read rows")
+    figure.legend(loc="outside lower center", ncols=3, frameon=False)
     figure.savefig(path, dpi=110)
 
 

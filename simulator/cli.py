@@ -810,7 +810,13 @@ def _simulate(args: argparse.Namespace) -> int:
         if math.isinf(args.snr)
         else f"SNR {args.snr:g} ({args.definition}), σ = {sigma:.1f} {unit}"
     )
-    compressed = "" if replay is None else f", replayed {replay.time_scale:g}x faster"
+    compressed = ""
+    if replay is not None:
+        compressed = (
+            ", replayed in real time"
+            if replay.time_scale == 1.0
+            else f", replayed {replay.time_scale:g}x faster"
+        )
     plot_timeline(
         out / "simulate.png",
         results,
