@@ -8,6 +8,17 @@ from pyspark.sql import SparkSession
 from simulator.spark import spark_session
 
 
+# Fixtures that start a JVM: a test using one gets the ``spark`` marker, so that
+# ``pytest -m "not spark"`` (``make test-fast``) runs everything that needs no JVM.
+_JVM_FIXTURES = {"spark", "cluster"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _JVM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.spark)
+
+
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
     """A local[2] session, shared: modules after the first get the running one back.
