@@ -1,0 +1,126 @@
+"""The README's shell examples, run as written, with small sizes where they would take long.
+
+A README whose commands fail is the first thing a newcomer meets; these tests run the
+``steadyscale`` commands of its ``bash`` blocks that need no Spark, and its first-five-minutes
+loop against a real ``steadyscale serve``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simulator.cli import main
+
+ROOT = Path(__file__).parents[2]
+README = ROOT / "README.md"
+TRACES = ROOT.parent / "shared" / "data" / "traces"
+# Commands that start no JVM; the Spark ones (paper, sweep, compare, trace) are tested in
+# test_cli.py and test_sweep.py on small grids.
+LOCAL_COMMANDS = {"denoise", "simulate", "events"}
+
+
+def bash_blocks() -> list[str]:
+    """The ``bash`` blocks of the README, backslash continuations joined."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    return [block.replace("\\\n", " ") for block in blocks]
+
+
+def steadyscale_lines() -> list[list[str]]:
+    """Every ``.venv/bin/steadyscale`` command line of the README, as arguments."""
+    commands = []
+    for block in bash_blocks():
+        for line in block.splitlines():
+            if line.startswith(".venv/bin/steadyscale "):
+                commands.append(shlex.split(line, comments=True)[1:])
+    return commands
+
+
+def small(words: list[str], folder: Path) -> list[str] | None:
+    """``words`` with outputs under ``folder`` and at most 300 s of synthetic workload; ``None``
+    when the command needs a file this checkout lacks (the shared traces)."""
+    changed = []
+    for word in words:
+        if word.startswith("../shared/data/traces/"):
+            word = str(TRACES / word.removeprefix("../shared/data/traces/"))
+            if not Path(word).exists():
+                return None
+        elif word.startswith(("out/", "logs/")):
+            word = str(folder / word)
+        changed.append(word)
+    if words[0] == "simulate" and "--trace" not in words:
+        if "--duration" in changed:
+            changed[changed.index("--duration") + 1] = "300"
+        else:
+            changed += ["--duration", "300"]
+    if words[0] == "events":
+        changed += ["--duration", "20"]
+    return changed
+
+
+def test_the_readme_shows_the_commands_a_newcomer_needs() -> None:
+    commands = {words[0] for words in steadyscale_lines()}
+    assert {"denoise", "simulate", "events", "trace", "sweep"} <= commands
+    assert any("make run" in block for block in bash_blocks())
+
+
+def test_every_local_steadyscale_command_of_the_readme_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = 0
+    for words in steadyscale_lines():
+        if words[0] not in LOCAL_COMMANDS or any(w.startswith("out/trace") for w in words):
+            continue  # a trace made by `steadyscale trace` (Spark) is tested in test_cli.py
+        command = small(words, tmp_path)
+        if command is None:
+            continue
+        assert main(command) == 0, (words, capsys.readouterr().err)
+        ran += 1
+    assert ran >= 5
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README's loop uses curl")
+def test_the_first_five_minutes_loop_gets_a_decision_from_a_real_service(tmp_path: Path) -> None:
+    loop = next(block for block in bash_blocks() if "/decision" in block and "for t in" in block)
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "simulator.cli", "serve", "--port", str(port),
+         "--data-dir", str(tmp_path / "data"), "--log-level", "warning"],
+        env={**os.environ, "STEADYSCALE_TOKENS": ""},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline and server.poll() is None, "serve did not start"
+            time.sleep(0.2)
+        script = loop.replace("localhost:8000", f"127.0.0.1:{port}").replace("seq 1 30", "seq 1 5")
+        done = subprocess.run(
+            ["bash", "-c", "set -e\n" + script], capture_output=True, text=True, timeout=120
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    decisions = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"t"')]
+    assert [decision["t"] for decision in decisions] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert all(decision["operators"] >= 1 for decision in decisions)
