@@ -291,7 +291,8 @@ def test_paper_runs_the_tables_without_the_sweep(tmp_path: Path) -> None:
     assert {(row["snr"], row["filter"]) for row in rows} == {
         (snr, name)
         for snr in ("0.5", "0.8", "1.0", "5.0", "10.0")
-        for name in ("raw", "moving_average", "tvd", "ekf")
+        # the paper's four, and steadyscale's default (changepoint); the oracle thresholds raw
+        for name in ("raw", "moving_average", "tvd", "ekf", "changepoint")
     }
     assert (
         "steadyscale paper --seeds 2 --sweep-seeds 0 --definition power"
