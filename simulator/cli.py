@@ -13,18 +13,20 @@
   Varga, seed-000 rules, StreamCloud, ELYSIUM) on the queue model over workloads, noise levels
   and seeds, on Spark (``simulator.compare``).
 * ``steadyscale trace`` turns event records into a volume trace with a Spark job
-  (``simulator.events``).
+  (``simulator.events``); ``steadyscale events`` writes a synthetic event log to try it on.
 
 ``paper``, ``sweep``, ``compare`` and ``trace`` take ``--master`` (any Spark master URL,
-``local[*]`` by default) and need Java 17 or newer; without it they stop with a message that
-says so.
+``local[*]`` by default) and need Java 17 or newer and the ``[spark]`` extra; what they need is
+checked before Spark starts (``simulator.spark_checks``) and refused in one line. Spark logs only
+errors unless ``--verbose``. A command whose optional dependency is missing names the extra
+that installs it (``EXTRAS``); modules behind extras are imported inside the commands.
 
 Every command is a subparser added by an ``_add_<command>`` function, with a ``run`` function
 that returns the exit status.
 
-Progress: ``paper`` and ``sweep`` show Spark's progress bar on stderr, ``sweep`` also a line per
-batch. ``simulate`` draws a progress bar per filter on stderr when stderr is a terminal (tqdm's
-own rule), and nothing otherwise, so that logs and pipes stay clean.
+Progress, on stderr: ``sweep`` and ``compare`` a bar over the cells when stderr is a terminal
+(tqdm's own rule), a line per batch otherwise; ``paper`` its own bars; ``simulate`` a bar per
+filter on a terminal and nothing otherwise, so that logs and pipes stay clean.
 """
 
 from __future__ import annotations
