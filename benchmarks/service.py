@@ -463,7 +463,8 @@ def fuzz(examples: int) -> None:
             "PYTHONPATH": str(ROOT),
         }
         began = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+        # Run from the temporary directory: schemathesis keeps a cache in ./.schemathesis.
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=data)
         seconds = time.perf_counter() - began
         statuses = server.statuses()
     summary = re.search(r"(\d+) generated, (.*)", done.stdout)
