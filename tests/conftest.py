@@ -7,7 +7,6 @@ from pyspark.sql import SparkSession
 
 from simulator.spark import spark_session
 
-
 # Fixtures that start a JVM: a test using one gets the ``spark`` marker, so that
 # ``pytest -m "not spark"`` (``make test-fast``) runs everything that needs no JVM.
 _JVM_FIXTURES = {"spark", "cluster"}
