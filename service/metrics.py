@@ -6,6 +6,9 @@ service knows, or ``other``)::
 
     steadyscale_filtered_volume{stream}                  filtered volume of the last decision
     steadyscale_desired_operators{stream}                operators the last decision asks for
+    steadyscale_volume_tuples_per_second{stream}         raw volume of the last decision's sample
+    steadyscale_running_operators{stream}                operators last reported running
+    steadyscale_backlog_records{stream}                  backlog last reported (records waiting)
     steadyscale_scaling_operations_total{stream,direction}   decisions that scaled up / down
     steadyscale_streams_untracked                        streams without series of their own
     steadyscale_http_requests_total{method,route,status}
@@ -71,6 +74,24 @@ class Metrics:
             ["stream"],
             registry=self.registry,
         )
+        self._volume = Gauge(
+            "steadyscale_volume_tuples_per_second",
+            "Input volume of the sample of the stream's last decision, tuples/s (unfiltered).",
+            ["stream"],
+            registry=self.registry,
+        )
+        self._running = Gauge(
+            "steadyscale_running_operators",
+            "Operators the stream's samples last reported running (absent until one does).",
+            ["stream"],
+            registry=self.registry,
+        )
+        self._backlog = Gauge(
+            "steadyscale_backlog_records",
+            "Records waiting that the stream's samples last reported (absent until one does).",
+            ["stream"],
+            registry=self.registry,
+        )
         self._scalings = Counter(
             "steadyscale_scaling_operations",
             "Decisions that changed the stream's operator count, by direction.",
@@ -118,6 +139,13 @@ class Metrics:
         last = decisions[-1]
         self._filtered.labels(stream_id).set(last.filtered)
         self._operators.labels(stream_id).set(last.operators)
+        self._volume.labels(stream_id).set(last.volume)
+        running = next((d.running for d in reversed(decisions) if d.running is not None), None)
+        if running is not None:
+            self._running.labels(stream_id).set(running)
+        backlog = next((d.backlog for d in reversed(decisions) if d.backlog is not None), None)
+        if backlog is not None:
+            self._backlog.labels(stream_id).set(backlog)
         for direction in _DIRECTIONS:
             count = sum(decision.action == direction for decision in decisions)
             if count:
@@ -130,7 +158,7 @@ class Metrics:
             self._untracked.set(self._untracked_count)
             return
         self._tracked.discard(stream_id)
-        for gauge in (self._filtered, self._operators):
+        for gauge in (self._filtered, self._operators, self._volume, self._running, self._backlog):
             try:
                 gauge.remove(stream_id)
             except KeyError:

@@ -95,3 +95,24 @@ def test_policy_settings_for_reports_are_validated(client: TestClient) -> None:
         assert answer.status_code == 422, answer.text
         assert answer.json()["errors"][0]["field"] == f"policy.{setting}"
     assert client.get("/v1/streams/bad").status_code == 404
+
+
+def test_prometheus_shows_the_raw_volume_and_what_was_reported(client: TestClient) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    assert client.put("/v1/streams/orders", json={"policy": POLICY}).status_code in (200, 201)
+    samples = [
+        {"t": 0.0, "volume": 300.0},
+        {"t": 1.0, "volume": 310.0, "backlog": 120.0, "running": 6},
+        {"t": 2.0, "volume": 320.0},  # reports nothing: the last reports stand
+    ]
+    assert client.post("/v1/streams/orders/samples", json={"samples": samples}).status_code == 200
+    values = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(client.get("/metrics").text)
+        for sample in family.samples
+        if sample.labels.get("stream") == "orders"
+    }
+    assert values["steadyscale_volume_tuples_per_second"] == 320.0
+    assert values["steadyscale_running_operators"] == 6.0
+    assert values["steadyscale_backlog_records"] == 120.0
