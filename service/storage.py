@@ -1,11 +1,19 @@
-"""The service's database: streams, their Scaler state and their decisions, in one SQLite file.
+"""The service's database: streams, their Scaler state and their decisions.
 
-This module is all the service knows of SQL. Its interface is the ``Storage`` class and the two
-value types it returns, small on purpose, so that a PostgreSQL class with the same methods can
-serve several replicas later. It stores and reads; what the values mean is ``service.streams``'s
-business.
+The contract is ``Store``, small on purpose; it stores and reads, and what the values mean is
+``service.streams``'s business. Two classes keep it: ``Storage`` here, one SQLite file (the
+embedded default, one host), and ``service.postgres.PostgresStorage``, one PostgreSQL database
+shared by several replicas of the service. Both hold the same tables, created and upgraded by
+one migration path (``migrate``): each backend lists, version by version, the statements that
+take its schema one version up, and records the version it reached (SQLite in
+``PRAGMA user_version``, PostgreSQL in a ``schema_version`` table).
 
-Schema (``PRAGMA user_version`` = 1)::
+What makes a batch exactly-once, whichever replica applies it, is ``append``: the decisions,
+the Scaler's new state and a new revision in one transaction, conditional on the stream still
+being at the revision its writer read (a compare-and-set; the loser stores nothing and raises
+``StaleRevision``).
+
+Schema (version 1)::
 
     streams    id TEXT PRIMARY KEY, spec TEXT (Scaler.spec, JSON), initial_operators INTEGER,
                state TEXT (Scaler.state_dict(), JSON), operators INTEGER (after the last
@@ -53,17 +61,17 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from scaling import Decision
 
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
+# SQLite's schema, version by version: _MIGRATIONS[v] takes a database from version v to v + 1.
+_MIGRATIONS: list[str] = [
+    """
 CREATE TABLE IF NOT EXISTS streams (
     id TEXT PRIMARY KEY,
     spec TEXT NOT NULL,
@@ -91,6 +99,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     PRIMARY KEY (stream, t)
 ) WITHOUT ROWID;
 """
+]
+SCHEMA_VERSION = len(_MIGRATIONS)
 
 _STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
 _DECISION_COLUMNS = "t, volume, filtered, previous, operators, action, reason"
@@ -123,9 +133,10 @@ class StaleRevision(Exception):
 
 class StorageUnavailable(Exception):
     """The database cannot be read or written now (locked by another process past the busy
-    timeout, disk full, I/O error, read-only); nothing was stored. ``reason`` is SQLite's."""
+    timeout, disk full, I/O error, read-only; PostgreSQL unreachable); nothing was stored.
+    ``path`` is the file, or the server and database; ``reason`` is the database's."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(f"the database {path} is unavailable: {reason}")
         self.path = path
         self.reason = reason
@@ -133,6 +144,110 @@ class StorageUnavailable(Exception):
 
 class StorageBusy(Exception):
     """Another writer holds the database, and the caller chose not to wait (``wait=False``)."""
+
+
+class Store(Protocol):
+    """What the service needs of a database; ``Storage`` (SQLite) and
+    ``service.postgres.PostgresStorage`` keep it, and ``tests/service/test_storage.py`` runs
+    the same tests against both.
+
+    Every method may raise ``StorageUnavailable`` (nothing stored; the service answers 503).
+    ``write_failure`` is the reason of the last failed write, ``None`` once a write succeeds.
+    """
+
+    write_failure: str | None
+
+    def close(self) -> None:
+        """Release every connection."""
+
+    def ping(self) -> None:
+        """Raise unless the database answers (after a failed write: unless it takes one)."""
+
+    def put_stream(
+        self,
+        stream_id: str,
+        spec: dict[str, Any],
+        initial_operators: int,
+        state: dict[str, Any],
+        *,
+        replace: bool = True,
+    ) -> Literal["created", "unchanged", "replaced", "different"]:
+        """Create or replace the stream (see ``Storage.put_stream``)."""
+        ...
+
+    def delete_stream(self, stream_id: str) -> bool:
+        """Remove the stream and its decisions; ``False`` if there was none."""
+        ...
+
+    def get_stream(self, stream_id: str) -> StoredStream | None:
+        """The stream, or ``None``."""
+        ...
+
+    def revision(self, stream_id: str) -> str | None:
+        """The stream's revision (``None`` if there is no such stream): one cheap read, to
+        tell whether a cached Scaler is still the stored one."""
+        ...
+
+    def list_streams(self, after: str | None = None, limit: int = -1) -> list[StoredStream]:
+        """The first ``limit`` streams (all when negative) with ids after ``after``."""
+        ...
+
+    def stream_ids(self) -> list[str]:
+        """Every stream's id, in order."""
+        ...
+
+    def load(self, stream_id: str) -> tuple[StoredStream, dict[str, Any]] | None:
+        """The stream and its Scaler state, as one read, or ``None``."""
+        ...
+
+    def applied_volumes(self, stream_id: str, times: Sequence[float]) -> dict[float, float]:
+        """``{t: volume}`` of the stored samples at the given ``times``."""
+        ...
+
+    def append(
+        self,
+        stream_id: str,
+        revision: str,
+        decisions: Sequence[Decision],
+        state: dict[str, Any],
+        *,
+        retention: int,
+        wait: bool = True,
+    ) -> str:
+        """Store decisions and state in one transaction if the stream is still at
+        ``revision`` (else ``StaleRevision``); returns the new revision."""
+        ...
+
+    def latest_decision(self, stream_id: str) -> Decision | None:
+        """The stream's last decision, or ``None``."""
+        ...
+
+    def latest_decisions(self) -> dict[str, Decision]:
+        """``{stream id: last decision}`` of every stream that has one."""
+        ...
+
+    def history(self, stream_id: str, since: float | None, limit: int) -> list[Decision]:
+        """The first ``limit`` decisions with ``t > since``, by ``t``."""
+        ...
+
+
+def migrate(
+    where: str, found: int, migrations: Sequence[str], execute: Callable[[str], object]
+) -> None:
+    """Bring the database ``where`` from schema version ``found`` to ``len(migrations)``,
+    running each step's script with ``execute``; the caller records the version reached, in
+    the same transaction where the backend allows it.
+
+    Raises ``RuntimeError`` for a database newer than this steadyscale: its tables may mean
+    something this code does not know, so it is better not to touch it.
+    """
+    if found > len(migrations):
+        raise RuntimeError(
+            f"{where} has schema version {found}; this steadyscale reads versions up to "
+            f"{len(migrations)}"
+        )
+    for script in migrations[found:]:
+        execute(script)
 
 
 class Storage:
@@ -144,7 +259,7 @@ class Storage:
     seconds for another process's write lock, then raises ``StorageUnavailable``.
 
     Raises ``OSError`` naming the path when the directory or the file cannot be created or
-    opened.
+    opened, or holds a schema newer than this code's.
     """
 
     def __init__(self, path: Path, *, fsync: bool = False, busy_timeout: float = 5.0) -> None:
@@ -159,7 +274,7 @@ class Storage:
         prepare_file(path)
         try:
             self._initialise()
-        except (sqlite3.Error, StorageUnavailable) as error:
+        except (sqlite3.Error, StorageUnavailable, RuntimeError) as error:
             self.close()
             raise OSError(f"cannot open the database {path}: {error}") from error
 
@@ -168,12 +283,7 @@ class Storage:
         with self._connection() as db:
             db.execute("PRAGMA journal_mode=WAL")
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise RuntimeError(
-                    f"{path} has schema version {version}; this steadyscale reads version "
-                    f"{SCHEMA_VERSION}"
-                )
-            db.executescript(_SCHEMA)
+            migrate(str(path), version, _MIGRATIONS, db.executescript)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -214,7 +324,7 @@ class Storage:
         existing stream is left as it is: ``"unchanged"`` if it has this ``spec`` and
         ``initial_operators``, else ``"different"``.
         """
-        encoded = _dumps(state)
+        encoded = dumps_state(state)
         with self._transaction() as db:
             row = db.execute(
                 "SELECT spec, initial_operators FROM streams WHERE id = ?", (stream_id,)
@@ -239,8 +349,9 @@ class Storage:
     def delete_stream(self, stream_id: str) -> bool:
         """Remove the stream and its decisions; ``False`` if there was no such stream."""
         with self._transaction() as db:
+            deleted = db.execute("DELETE FROM streams WHERE id = ?", (stream_id,)).rowcount > 0
             db.execute("DELETE FROM decisions WHERE stream = ?", (stream_id,))
-            return db.execute("DELETE FROM streams WHERE id = ?", (stream_id,)).rowcount > 0
+            return deleted
 
     def get_stream(self, stream_id: str) -> StoredStream | None:
         """The stream, or ``None``."""
@@ -248,7 +359,13 @@ class Storage:
             row = db.execute(
                 f"SELECT {_STREAM_COLUMNS} FROM streams WHERE id = ?", (stream_id,)
             ).fetchone()
-        return None if row is None else _stream(row)
+        return None if row is None else stored_stream(row)
+
+    def revision(self, stream_id: str) -> str | None:
+        """The stream's revision, or ``None``."""
+        with self._connection() as db:
+            row = db.execute("SELECT revision FROM streams WHERE id = ?", (stream_id,)).fetchone()
+        return None if row is None else str(row[0])
 
     def list_streams(self, after: str | None = None, limit: int = -1) -> list[StoredStream]:
         """The streams by id: the first ``limit`` (all when negative) with ids after
@@ -258,7 +375,7 @@ class Storage:
                 f"SELECT {_STREAM_COLUMNS} FROM streams WHERE id > ? ORDER BY id LIMIT ?",
                 ("" if after is None else after, limit),
             ).fetchall()
-        return [_stream(row) for row in rows]
+        return [stored_stream(row) for row in rows]
 
     def stream_ids(self) -> list[str]:
         """Every stream's id, in order."""
@@ -271,7 +388,7 @@ class Storage:
             row = db.execute(
                 f"SELECT {_STREAM_COLUMNS}, state FROM streams WHERE id = ?", (stream_id,)
             ).fetchone()
-        return None if row is None else (_stream(row[:-1]), json.loads(row[-1]))
+        return None if row is None else (stored_stream(row[:-1]), json.loads(row[-1]))
 
     def applied_volumes(self, stream_id: str, times: Sequence[float]) -> dict[float, float]:
         """``{t: volume}`` of the stored samples of the stream at the given ``times``."""
@@ -309,7 +426,7 @@ class Storage:
         """
         last = decisions[-1]
         new_revision = uuid.uuid4().hex
-        encoded = _dumps(state)
+        encoded = dumps_state(state)
         with self._transaction(wait=wait) as db:
             updated = db.execute(
                 "UPDATE streams SET state = ?, operators = ?, t = ?, retained = retained + ?, "
@@ -465,7 +582,9 @@ def prepare_file(path: Path) -> None:
         ) from error
 
 
-def _stream(row: Sequence[Any]) -> StoredStream:
+def stored_stream(row: Sequence[Any]) -> StoredStream:
+    """A ``StoredStream`` from the columns ``id, spec (JSON), initial_operators, operators, t,
+    revision``, as both backends select them."""
     stream_id, spec, initial_operators, operators, t, revision = row
     return StoredStream(stream_id, json.loads(spec), initial_operators, operators, t, revision)
 
@@ -474,7 +593,8 @@ class NonFiniteState(ValueError):
     """A state holding NaN or ±inf: stored, it could never be loaded again."""
 
 
-def _dumps(state: dict[str, Any]) -> str:
+def dumps_state(state: dict[str, Any]) -> str:
+    """``state`` as compact JSON; ``NonFiniteState`` if it holds NaN or ±inf."""
     try:
         return json.dumps(state, separators=(",", ":"), allow_nan=False)
     except ValueError as error:

@@ -1,18 +1,29 @@
-"""SQLite storage: what one transaction writes, pruning, revisions, and reading it back later."""
+"""Storage on both backends: what one transaction writes, pruning, revisions, reading it back
+later, schema versions, and writers racing on one stream.
+
+Every test taking ``storage`` (or ``open_again``) runs on SQLite and on PostgreSQL; the
+PostgreSQL runs need a server (tests/service/conftest.py starts one).
+"""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from scaling import Decision
-from service.storage import StaleRevision, Storage
+from service.postgres import PostgresStorage
+from service.storage import StaleRevision, Storage, StorageUnavailable, Store
 
 SPEC = {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "guards": []}
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 def decisions(times: range, operators: int = 2) -> list[Decision]:
@@ -22,27 +33,77 @@ def decisions(times: range, operators: int = 2) -> list[Decision]:
     ]
 
 
+@pytest.fixture(params=BACKENDS)
+def open_again(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Store]:
+    """Opens the test's database (another instance each call, as another replica would)."""
+    if request.param == "sqlite":
+        path = tmp_path / "deep" / "steadyscale.db"
+        return lambda: Storage(path)
+    url = request.getfixturevalue("postgres_url")
+    return lambda: PostgresStorage(url)
+
+
 @pytest.fixture
-def storage(tmp_path: Path) -> Iterator[Storage]:
-    storage = Storage(tmp_path / "deep" / "steadyscale.db")
+def storage(open_again: Callable[[], Store]) -> Iterator[Store]:
+    storage = open_again()
     storage.put_stream("orders", SPEC, 1, {"t": None})
     yield storage
     storage.close()
 
 
-def append(storage: Storage, stream_id: str, rows: list[Decision], retention: int = 1000) -> str:
+def append(storage: Store, stream_id: str, rows: list[Decision], retention: int = 1000) -> str:
     revision = storage.get_stream(stream_id).revision
     return storage.append(stream_id, revision, rows, {"t": rows[-1].t}, retention=retention)
 
 
-def test_the_file_is_created_with_its_directory_in_wal_mode(storage: Storage) -> None:
+def test_the_file_is_created_with_its_directory_in_wal_mode(tmp_path: Path) -> None:
+    storage = Storage(tmp_path / "deep" / "steadyscale.db")
+    storage.close()
     assert storage.path.exists()
     with sqlite3.connect(storage.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (1,)
 
 
-def test_a_stream_reads_back_as_stored(storage: Storage) -> None:
+def test_postgresql_records_its_schema_version(postgres_url: str) -> None:
+    PostgresStorage(postgres_url).close()
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+
+
+def test_a_database_from_a_newer_steadyscale_is_refused_untouched(
+    storage: Store, open_again: Callable[[], Store]
+) -> None:
+    append(storage, "orders", decisions(range(3)))
+    storage.close()
+    if isinstance(storage, Storage):
+        with sqlite3.connect(storage.path) as db:
+            db.execute("PRAGMA user_version = 2")
+    else:
+        assert isinstance(storage, PostgresStorage)
+        with psycopg.connect(storage.url) as db:
+            db.execute("UPDATE schema_version SET version = 2")
+    with pytest.raises(OSError, match="schema version 2; this steadyscale reads versions up to 1"):
+        open_again()
+
+
+def test_replicas_opening_an_empty_database_together_create_the_schema_once(
+    open_again: Callable[[], Store],
+) -> None:
+    opened: list[Store] = []
+    threads = [threading.Thread(target=lambda: opened.append(open_again())) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(opened) == 4
+    opened[0].put_stream("orders", SPEC, 1, {"t": None})
+    assert [s.id for s in opened[3].list_streams()] == ["orders"]
+    for storage in opened:
+        storage.close()
+
+
+def test_a_stream_reads_back_as_stored(storage: Store) -> None:
     stream = storage.get_stream("orders")
     assert (stream.id, stream.spec, stream.initial_operators) == ("orders", SPEC, 1)
     assert (stream.operators, stream.t) == (1, None)
@@ -50,7 +111,7 @@ def test_a_stream_reads_back_as_stored(storage: Storage) -> None:
     assert storage.get_stream("missing") is None and storage.load("missing") is None
 
 
-def test_append_stores_decisions_state_and_where_the_stream_stands(storage: Storage) -> None:
+def test_append_stores_decisions_state_and_where_the_stream_stands(storage: Store) -> None:
     rows = decisions(range(5), operators=3)
     revision = append(storage, "orders", rows)
     stream, state = storage.load("orders")
@@ -62,7 +123,7 @@ def test_append_stores_decisions_state_and_where_the_stream_stands(storage: Stor
     assert storage.applied_volumes("orders", [1.0, 3.0, 9.0]) == {1.0: 101.0, 3.0: 103.0}
 
 
-def test_append_refuses_a_stale_revision_and_stores_nothing(storage: Storage) -> None:
+def test_append_refuses_a_stale_revision_and_stores_nothing(storage: Store) -> None:
     old = storage.get_stream("orders").revision
     append(storage, "orders", decisions(range(2)))
     before = storage.load("orders")
@@ -72,17 +133,17 @@ def test_append_refuses_a_stale_revision_and_stores_nothing(storage: Storage) ->
     assert len(storage.history("orders", None, 100)) == 2
 
 
-def test_a_failing_append_rolls_back_the_whole_transaction(storage: Storage) -> None:
+def test_a_failing_append_rolls_back_the_whole_transaction(storage: Store) -> None:
     append(storage, "orders", decisions(range(3)))
     before = storage.load("orders")
     # t=2 is stored already: the insert fails after the state update, which must be undone.
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises((sqlite3.IntegrityError, psycopg.IntegrityError)):
         append(storage, "orders", decisions(range(2, 5)))
     assert storage.load("orders") == before
     assert storage.latest_decision("orders").t == 2.0
 
 
-def test_retention_keeps_the_newest_decisions(storage: Storage) -> None:
+def test_retention_keeps_the_newest_decisions(storage: Store) -> None:
     append(storage, "orders", decisions(range(6)), retention=4)
     append(storage, "orders", decisions(range(6, 9)), retention=4)
     assert [d.t for d in storage.history("orders", None, 100)] == [5.0, 6.0, 7.0, 8.0]
@@ -90,7 +151,7 @@ def test_retention_keeps_the_newest_decisions(storage: Storage) -> None:
     assert [d.t for d in storage.history("orders", None, 100)] == [6.0, 7.0, 8.0, 9.0]
 
 
-def test_replacing_a_stream_forgets_its_history_and_deleting_removes_it(storage: Storage) -> None:
+def test_replacing_a_stream_forgets_its_history_and_deleting_removes_it(storage: Store) -> None:
     append(storage, "orders", decisions(range(3)))
     assert storage.put_stream("orders", SPEC, 5, {"t": None}) == "replaced"
     assert storage.history("orders", None, 100) == []
@@ -100,16 +161,18 @@ def test_replacing_a_stream_forgets_its_history_and_deleting_removes_it(storage:
     assert storage.list_streams() == [] and storage.latest_decisions() == {}
 
 
-def test_many_duplicate_candidates_are_looked_up_in_chunks(storage: Storage) -> None:
+def test_many_duplicate_candidates_are_looked_up_in_chunks(storage: Store) -> None:
     append(storage, "orders", decisions(range(1200)), retention=2000)
     times = [float(t) for t in range(0, 2400, 2)]
     assert len(storage.applied_volumes("orders", times)) == 600
 
 
-def test_another_instance_on_the_file_reads_everything(storage: Storage) -> None:
+def test_another_instance_on_the_database_reads_everything(
+    storage: Store, open_again: Callable[[], Store]
+) -> None:
     storage.put_stream("clicks", SPEC, 2, {"t": None})
     append(storage, "orders", decisions(range(3)))
-    again = Storage(storage.path)
+    again = open_again()
     try:
         assert again.list_streams() == storage.list_streams()
         assert again.latest_decisions() == {"orders": decisions(range(3))[-1]}
@@ -118,7 +181,7 @@ def test_another_instance_on_the_file_reads_everything(storage: Storage) -> None
         again.close()
 
 
-def test_threads_append_to_their_own_streams(storage: Storage) -> None:
+def test_threads_append_to_their_own_streams(storage: Store) -> None:
     names = [f"s{index}" for index in range(6)]
     for name in names:
         storage.put_stream(name, SPEC, 1, {"t": None})
@@ -136,8 +199,119 @@ def test_threads_append_to_their_own_streams(storage: Storage) -> None:
         assert [d.t for d in storage.history(name, None, 100)] == [float(t) for t in range(50)]
 
 
-def test_a_closed_storage_refuses_calls(storage: Storage) -> None:
+def test_a_closed_storage_refuses_calls(storage: Store) -> None:
     storage.ping()
     storage.close()
     with pytest.raises(RuntimeError, match="closed"):
         storage.ping()
+
+
+def test_instances_racing_on_one_stream_serialise_and_the_losers_store_nothing(
+    storage: Store, open_again: Callable[[], Store]
+) -> None:
+    """Replicas that read the same revision and append at once: exactly one commits."""
+    others = [open_again() for _ in range(3)]
+    revision = storage.get_stream("orders").revision
+    barrier = threading.Barrier(len(others))
+    outcomes: list[str] = []
+
+    def race(replica: Store, index: int) -> None:
+        rows = decisions(range(index * 10, index * 10 + 5))
+        barrier.wait()
+        try:
+            replica.append("orders", revision, rows, {"t": index}, retention=1000)
+            outcomes.append(f"won {index}")
+        except StaleRevision:
+            outcomes.append("stale")
+
+    threads = [threading.Thread(target=race, args=(o, i)) for i, o in enumerate(others)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for other in others:
+        other.close()
+    winners = [o for o in outcomes if o.startswith("won")]
+    assert len(winners) == 1 and outcomes.count("stale") == 2
+    index = int(winners[0].split()[1])
+    assert storage.history("orders", None, 100) == decisions(range(index * 10, index * 10 + 5))
+    assert storage.load("orders")[1] == {"t": index}
+
+
+def test_a_put_racing_another_creates_the_stream_once(
+    storage: Store, open_again: Callable[[], Store]
+) -> None:
+    others = [open_again() for _ in range(4)]
+    barrier = threading.Barrier(len(others))
+    outcomes: list[str] = []
+
+    def put(replica: Store) -> None:
+        barrier.wait()
+        outcomes.append(replica.put_stream("clicks", SPEC, 2, {"t": None}, replace=False))
+
+    threads = [threading.Thread(target=put, args=(other,)) for other in others]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for other in others:
+        other.close()
+    assert sorted(outcomes) == ["created", "unchanged", "unchanged", "unchanged"]
+
+
+def test_revision_is_the_stored_one(storage: Store) -> None:
+    assert storage.revision("orders") == storage.get_stream("orders").revision
+    assert append(storage, "orders", decisions(range(2))) == storage.revision("orders")
+    assert storage.revision("missing") is None
+
+
+def test_an_unreachable_postgresql_is_an_error_naming_it(tmp_path: Path) -> None:
+    with socket_port() as port:
+        with pytest.raises(
+            OSError, match=f"cannot open the database postgresql://127.0.0.1:{port}"
+        ):
+            PostgresStorage(f"postgresql://nobody:secret@127.0.0.1:{port}/db", timeout=1.0)
+
+
+@pytest.mark.postgres
+def test_a_postgresql_outage_is_unavailable_and_readiness_recovers(
+    postgres_server: object,
+) -> None:
+    """A server of its own, stopped and started again under an open storage."""
+    from tests.service.conftest import PostgresServer
+
+    assert isinstance(postgres_server, PostgresServer)
+    server = PostgresServer(postgres_server.binaries)
+    try:
+        storage = PostgresStorage(server.url, timeout=1.0)
+        storage.put_stream("orders", SPEC, 1, {"t": None})
+        revision = storage.get_stream("orders").revision
+        server.halt()
+        with pytest.raises(StorageUnavailable):
+            storage.append("orders", revision, decisions(range(2)), {"t": 1.0}, retention=10)
+        with pytest.raises(StorageUnavailable):
+            storage.ping()
+        server.start()
+        # The pool reconnects in the background, backing off: readiness returns within seconds.
+        deadline = time.monotonic() + 30.0
+        while True:
+            try:
+                storage.ping()
+                break
+            except StorageUnavailable:
+                assert time.monotonic() < deadline, "still unavailable 30 s after the restart"
+                time.sleep(0.2)
+        assert storage.write_failure is None
+        assert storage.history("orders", None, 10) == []
+        append(storage, "orders", decisions(range(2)))
+        storage.close()
+    finally:
+        server.stop()
+
+
+@contextmanager
+def socket_port() -> Iterator[int]:
+    """A loopback port nothing listens on (bound, not listening, while the block runs)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        yield probe.getsockname()[1]
