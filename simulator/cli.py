@@ -80,6 +80,8 @@ EXTRAS = {
     "prometheus_client": "service",
     "grpc": "service",
     "google": "service",
+    "psycopg": "service",
+    "psycopg_pool": "service",
 }
 """Optional dependencies by top-level module, and the extra of pyproject.toml that installs it."""
 # The filters both commands run by default: the paper's rule (simulator.paper), plus ewma for
