@@ -176,7 +176,10 @@ def claim_folder(out: Path, cells: Sequence[Any], force: bool = False) -> None:
             )
     if force:
         for path in held:
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
     out.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps({"grid": key, "cells": len(cells)}) + "\n", encoding="utf-8")
 
