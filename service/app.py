@@ -27,7 +27,8 @@ the input.
 
 ``create_app`` checks the data directory before anything starts (``OSError`` naming the path),
 so that ``steadyscale serve`` on an unusable directory says which and why instead of failing in
-the middle of start-up.
+the middle of start-up. With ``database_url`` the streams live in PostgreSQL
+(``service.postgres``), shared with the other replicas, and no data directory is used.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from service.metrics import Metrics, RequestMetricsMiddleware
 from service.models import MAX_ERRORS, STREAM_ID_ALLOWED, FieldError, Problem
 from service.routes import api, probes
 from service.settings import Settings, get_settings
-from service.storage import Storage, StorageUnavailable, prepare_file
+from service.storage import Storage, StorageUnavailable, Store, prepare_file
 from service.streams import INLINE_BATCH, ServiceError, StreamService, Unavailable
 
 
@@ -65,7 +66,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     Raises ``OSError`` naming the path when the data directory cannot hold the database.
     """
     settings = Settings() if settings is None else settings
-    prepare_file(settings.database)
+    if settings.database_url is None:
+        prepare_file(settings.database)
     metrics = Metrics(max_streams=settings.stream_metrics)
     app = FastAPI(
         title="steadyscale",
@@ -106,14 +108,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         settings = await given if inspect.isawaitable(given) else given
     metrics: Metrics = app.state.metrics
     metrics.max_streams = settings.stream_metrics
-    storage = Storage(settings.database, fsync=settings.fsync, busy_timeout=settings.busy_timeout)
+    storage = open_storage(settings)
     try:
         streams = StreamService(
             storage,
             retention=settings.retention,
             max_batch=settings.max_batch,
-            # A flush per commit is too long to wait for on the event loop.
-            inline_batch=0 if settings.fsync else INLINE_BATCH,
+            # A flush per commit, or a round trip to a database server, is too long to wait
+            # for on the event loop.
+            inline_batch=0 if settings.fsync or settings.database_url else INLINE_BATCH,
             cache_size=settings.cache_streams,
             metrics=metrics,
         )
@@ -127,6 +130,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
             yield {"settings": settings, "streams": streams, "metrics": metrics}
     finally:
         storage.close()
+
+
+def open_storage(settings: Settings) -> Store:
+    """The database of ``settings``: PostgreSQL at ``database_url`` when set, else the SQLite
+    file under ``data_dir``. Raises ``OSError`` when it cannot be opened."""
+    if settings.database_url is not None:
+        # Only here: the SQLite default never loads libpq.
+        from service.postgres import PostgresStorage
+
+        return PostgresStorage(settings.database_url, timeout=settings.busy_timeout)
+    return Storage(settings.database, fsync=settings.fsync, busy_timeout=settings.busy_timeout)
 
 
 class TokenMiddleware:

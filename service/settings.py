@@ -24,10 +24,18 @@ class Settings(BaseSettings):
     list (``alpha,beta``) or a JSON list.
     """
 
-    model_config = SettingsConfigDict(env_prefix="STEADYSCALE_")
+    # A refused value is never echoed: tokens and the database URL's password are secrets.
+    model_config = SettingsConfigDict(env_prefix="STEADYSCALE_", hide_input_in_errors=True)
 
     data_dir: Path = Field(
         default=Path("data"), description="Directory of the SQLite file, created when missing."
+    )
+    database_url: str | None = Field(
+        default=None,
+        repr=False,
+        description="postgresql://user:password@host:port/database: keep the streams in this "
+        "PostgreSQL database, which several replicas of the service may share; unset, they "
+        "are in the SQLite file under data_dir.",
     )
     host: str = Field(default="127.0.0.1", description="Address to listen on.")
     port: int = Field(default=8000, ge=0, le=65535, description="Port to listen on.")
@@ -70,7 +78,7 @@ class Settings(BaseSettings):
         gt=0,
         le=300,
         description="Seconds a write waits for another process's lock on the database "
-        "(a backup, the sqlite3 shell) before answering 503.",
+        "(a backup, the sqlite3 shell), or for a PostgreSQL connection, before answering 503.",
     )
     fsync: bool = Field(
         default=False,
@@ -112,6 +120,17 @@ class Settings(BaseSettings):
                 )
             return tokens
         return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgresql_only(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            # Never echo the URL: it may hold a password.
+            raise ValueError(
+                "database_url must be a postgresql:// (or postgres://) URL; leave it unset for "
+                "the SQLite file under data_dir"
+            )
+        return value or None
 
     @model_validator(mode="after")
     def _retention_holds_a_batch(self) -> Settings:

@@ -14,10 +14,14 @@
    was loaded.
 
 The database is the truth; the cache (the ``cache_size`` streams used last) only saves
-rebuilding the Scaler for every batch. If anything fails after the Scaler has seen a sample, the
-cache entry is dropped, so the next batch starts again from the stored state. If the stream
-changed in the database meanwhile (another process on the same file), the batch is redone on
-the stored state.
+rebuilding the Scaler for every batch. A cached Scaler is used only while the stream's stored
+revision is the one it was loaded at (one small read per batch): another replica, or another
+process on the same file, may have written since, and a cache that ran behind would answer a
+resent batch with an old operator count. If anything fails after the Scaler has seen a sample,
+the cache entry is dropped, so the next batch starts again from the stored state. If the stream
+changed in the database between that check and the commit (a replica racing this one), the
+commit stores nothing and the batch is redone on the stored state; after ``_ATTEMPTS`` such
+races in a row the batch is refused with 503 (``StreamContended``), nothing of it stored.
 
 A batch the Scaler cannot follow (its filter or policy refuses a value it computed, or a
 decision or the new state is not finite) is refused whole (422, ``UnfollowableSample``) before
@@ -75,9 +79,9 @@ from service.models import FieldError, Sample, SampleRef, StreamConfig
 from service.storage import (
     NonFiniteState,
     StaleRevision,
-    Storage,
     StorageBusy,
     StorageUnavailable,
+    Store,
     StoredStream,
 )
 
@@ -96,8 +100,9 @@ CACHE_SIZE = 1024
 _MAX_DECIDED = 2**53
 
 # A batch is redone when the stream changed in the database since its Scaler was loaded; each
-# retry means another writer committed, so a few always suffice unless writers keep racing.
-_ATTEMPTS = 5
+# retry means another writer (a replica) committed to the stream, so a few suffice unless
+# writers keep racing on one stream, which a client resending to another replica can cause.
+_ATTEMPTS = 10
 
 
 class ServiceError(HTTPException):
@@ -202,6 +207,18 @@ class Unavailable(ServiceError):
         super().__init__(503, message, headers={"Retry-After": "1"})
 
 
+class StreamContended(ServiceError):
+    """Other writers (replicas) kept committing to the stream while this batch was applied
+    (503); nothing of the batch was stored, retry later."""
+
+    def __init__(self, stream_id: str) -> None:
+        message = (
+            f"stream {stream_id!r} kept changing in the database while the batch was applied "
+            f"({_ATTEMPTS} attempts); nothing was stored, retry later"
+        )
+        super().__init__(503, message, headers={"Retry-After": "1"})
+
+
 class StreamBusy(Exception):
     """The stream's lock (or the database's write lock) is held, and the caller chose not to
     wait."""
@@ -237,7 +254,7 @@ class StreamService:
 
     def __init__(
         self,
-        storage: Storage,
+        storage: Store,
         *,
         retention: int,
         max_batch: int,
@@ -315,9 +332,9 @@ class StreamService:
     ) -> BatchResult:
         """Apply a batch atomically; see the module docstring.
 
-        Raises ``BatchTooLarge``, ``StreamNotFound``, ``SampleConflict`` or
-        ``UnfollowableSample``, changing nothing; with ``wait=False``, ``StreamBusy`` instead of
-        waiting for the stream's lock or the database's.
+        Raises ``BatchTooLarge``, ``StreamNotFound``, ``SampleConflict``,
+        ``UnfollowableSample`` or ``StreamContended``, changing nothing; with ``wait=False``,
+        ``StreamBusy`` instead of waiting for the stream's lock or the database's.
         """
         if len(samples) > self.max_batch:
             raise BatchTooLarge(len(samples), self.max_batch)
@@ -332,10 +349,7 @@ class StreamService:
                     return result
         finally:
             lock.release()
-        raise RuntimeError(
-            f"stream {stream_id!r} kept changing in the database while a batch was applied "
-            f"({_ATTEMPTS} attempts)"
-        )
+        raise StreamContended(stream_id)
 
     async def post_samples_async(self, stream_id: str, samples: Sequence[Sample]) -> BatchResult:
         """``post_samples`` from the event loop.
@@ -428,13 +442,16 @@ class StreamService:
         return decisions
 
     def _load(self, stream_id: str) -> _Loaded:
-        """The stream's cached Scaler, else one built from storage (then cached, evicting the
-        least recently used beyond ``cache_size``)."""
+        """The stream's cached Scaler if the database still holds its revision, else one built
+        from storage (then cached, evicting the least recently used beyond ``cache_size``)."""
         with self._guard:
             loaded = self._scalers.get(stream_id)
             if loaded is not None:
                 self._scalers.move_to_end(stream_id)
+        if loaded is not None:
+            if self.storage.revision(stream_id) == loaded.revision:
                 return loaded
+            self._forget(stream_id)
         stored = self.storage.load(stream_id)
         if stored is None:
             raise StreamNotFound(stream_id)

@@ -189,6 +189,12 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument("--port", type=int, help="port (default 8000)")
     serve.add_argument("--data-dir", metavar="DIR", help="where the SQLite file lives (data)")
     serve.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="postgresql://user:password@host:port/db: keep the streams in PostgreSQL, shared "
+        "by several replicas, instead of the SQLite file",
+    )
+    serve.add_argument(
         "--grpc-port", type=int, metavar="N", help="also serve KEDA's external scaler on port N"
     )
     serve.add_argument("--log-level", default="info", help="uvicorn's log level (%(default)s)")
@@ -204,6 +210,7 @@ def _serve(args: argparse.Namespace) -> int:
         "host": args.host,
         "port": args.port,
         "data_dir": args.data_dir,
+        "database_url": args.database_url,
         "grpc_port": args.grpc_port,
     }
     settings = Settings(**{key: value for key, value in given.items() if value is not None})

@@ -31,7 +31,7 @@ import pytest
 
 # Fixtures that need the server: a test using one gets the ``postgres`` marker, so that
 # ``pytest -m "not postgres"`` runs everything that needs none.
-_POSTGRES_FIXTURES = {"postgres_server", "postgres_url"}
+_POSTGRES_FIXTURES = {"postgres_server", "postgres_url", "lone_postgres"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -139,3 +139,21 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server: PostgresServer) -> str:
     """An empty database of the test's own (a schema on the session's server)."""
     return postgres_server.fresh_url()
+
+
+@pytest.fixture
+def lone_postgres(postgres_server: PostgresServer) -> Iterator[PostgresServer]:
+    """A server of the test's own, which it may stop (``halt``) and ``start`` again."""
+    server = PostgresServer(postgres_server.binaries)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest) -> str | None:
+    """A test using this runs on each backend: ``None`` (the SQLite file under the data
+    directory), then the URL of an empty PostgreSQL database of its own."""
+    if request.param == "sqlite":
+        return None
+    url: str = request.getfixturevalue("postgres_url")
+    return url

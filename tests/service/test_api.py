@@ -1,9 +1,13 @@
-"""The HTTP API through FastAPI's test client: every route, every refusal, restarts, metrics."""
+"""The HTTP API through FastAPI's test client: every route, every refusal, restarts, metrics.
+
+The tests taking ``database_url`` run on SQLite and on PostgreSQL (tests/service/conftest.py).
+"""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,7 @@ from service.app import create_app
 from service.models import DecisionOut
 from service.settings import Settings, get_settings
 from service.streams import StreamService
+from tests.service.conftest import PostgresServer
 
 CONFIG: dict[str, Any] = {
     "filter": {"name": "tvd", "lam_per_sigma": 8.0},
@@ -45,8 +50,8 @@ def uninterrupted(samples: list[dict[str, float]]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+def client(tmp_path: Path, database_url: str | None) -> Iterator[TestClient]:
+    with TestClient(create_app(Settings(data_dir=tmp_path, database_url=database_url))) as client:
         client.put(STREAM, json=CONFIG)
         yield client
 
@@ -317,8 +322,10 @@ def test_a_conflicting_sample_is_409_and_nothing_of_its_batch_is_applied(
     assert client.get(f"{STREAM}/history").json()["decisions"] == uninterrupted(samples)
 
 
-def test_too_many_samples_or_bytes_are_413(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, max_batch=5, max_body_bytes=2000)
+def test_too_many_samples_or_bytes_are_413(tmp_path: Path, database_url: str | None) -> None:
+    settings = Settings(
+        data_dir=tmp_path, database_url=database_url, max_batch=5, max_body_bytes=2000
+    )
     with TestClient(create_app(settings)) as client:
         client.put(STREAM, json=CONFIG)
         before = snapshot(client)
@@ -376,12 +383,53 @@ def test_settings_read_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert "alpha" not in repr(Settings(tokens=["alpha"]))
 
 
+def test_a_database_url_selects_postgresql_and_must_be_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().database_url is None
+    url = "postgresql://app:secret@db.internal:5432/steadyscale"
+    monkeypatch.setenv("STEADYSCALE_DATABASE_URL", url)
+    assert Settings().database_url == url
+    assert "secret" not in repr(Settings())
+    with pytest.raises(ValueError, match="must be a postgresql://") as refused:
+        Settings(database_url="mysql://app:secret@db/steadyscale")
+    assert "secret" not in str(refused.value)
+
+
+def test_a_postgresql_outage_answers_503_and_stores_nothing_unacknowledged(
+    tmp_path: Path, lone_postgres: PostgresServer
+) -> None:
+    samples = noisy(40)
+    settings = Settings(data_dir=tmp_path, database_url=lone_postgres.url, busy_timeout=1.0)
+    with TestClient(create_app(settings)) as client:
+        client.put(STREAM, json=CONFIG)
+        assert post(client, samples[:20]).status_code == 200
+        lone_postgres.halt()
+        assert problem(post(client, samples[20:]), 503)["detail"].startswith(
+            "the storage is unavailable, nothing was stored"
+        )
+        assert problem(client.get("/readyz"), 503)
+        assert problem(client.get(f"{STREAM}/history"), 503)
+        assert client.get("/healthz").status_code == 200
+        lone_postgres.start()
+        deadline = time.monotonic() + 30.0
+        while client.get("/readyz").status_code != 200:
+            assert time.monotonic() < deadline, "not ready 30 s after the database came back"
+            time.sleep(0.2)
+        # The client resends what got 503: applied once, after the acknowledged half.
+        answer = post(client, samples[20:])
+        assert answer.status_code == 200 and answer.json()["accepted"] == 20
+        assert client.get(f"{STREAM}/history").json()["decisions"] == uninterrupted(samples)
+
+
 # Restarts, concurrency, metrics, OpenAPI
 
 
-def test_a_restarted_app_continues_every_stream_exactly(tmp_path: Path) -> None:
+def test_a_restarted_app_continues_every_stream_exactly(
+    tmp_path: Path, database_url: str | None
+) -> None:
     samples = noisy(160)
-    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+    with TestClient(create_app(Settings(data_dir=tmp_path, database_url=database_url))) as client:
         client.put(STREAM, json=CONFIG)
         client.put("/v1/streams/clicks", json=CONFIG)
         for start in range(0, 70, 10):
@@ -389,7 +437,9 @@ def test_a_restarted_app_continues_every_stream_exactly(tmp_path: Path) -> None:
             post(client, samples[start : start + 10], "/v1/streams/clicks")
     # The second app gets its data directory through the settings dependency.
     app = create_app()
-    app.dependency_overrides[get_settings] = lambda: Settings(data_dir=tmp_path)
+    app.dependency_overrides[get_settings] = lambda: Settings(
+        data_dir=tmp_path, database_url=database_url
+    )
     with TestClient(app) as client:
         metric = client.get(f"{STREAM}/metric").json()
         assert metric["operators"] == uninterrupted(samples[:70])[-1]["operators"]
@@ -400,10 +450,12 @@ def test_a_restarted_app_continues_every_stream_exactly(tmp_path: Path) -> None:
             assert history == uninterrupted(samples)
 
 
-def test_two_apps_on_one_directory_at_once_stay_exact(tmp_path: Path) -> None:
+def test_two_apps_on_one_database_at_once_stay_exact(
+    tmp_path: Path, database_url: str | None
+) -> None:
     samples = noisy(100)
-    one = TestClient(create_app(Settings(data_dir=tmp_path)))
-    two = TestClient(create_app(Settings(data_dir=tmp_path)))
+    one = TestClient(create_app(Settings(data_dir=tmp_path, database_url=database_url)))
+    two = TestClient(create_app(Settings(data_dir=tmp_path, database_url=database_url)))
     with one, two:
         one.put(STREAM, json=CONFIG)
         for number, start in enumerate(range(0, 100, 10)):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +32,25 @@ STREAM = {
 
 
 class Server:
-    """A `steadyscale serve` process on a free loopback port."""
+    """A `steadyscale serve` process on a free loopback port (or on ``port``: a restarted
+    replica keeps its address)."""
 
     def __init__(
         self,
         data_dir: Path,
         env: dict[str, str] | None = None,
         preexec_fn: Callable[[], None] | None = None,
+        port: int | None = None,
+        options: Sequence[str] = (),
     ) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        if port is None:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+        self.port = port
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "simulator.cli", "serve", "--port", str(self.port),
-                   "--data-dir", str(data_dir), "--log-level", "warning"]  # fmt: skip
+                   "--data-dir", str(data_dir), "--log-level", "warning", *options]  # fmt: skip
         self.process = subprocess.Popen(
             command, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn
         )

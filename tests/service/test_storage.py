@@ -21,9 +21,9 @@ import pytest
 from scaling import Decision
 from service.postgres import PostgresStorage
 from service.storage import StaleRevision, Storage, StorageUnavailable, Store
+from tests.service.conftest import PostgresServer
 
 SPEC = {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "guards": []}
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 def decisions(times: range, operators: int = 2) -> list[Decision]:
@@ -33,14 +33,13 @@ def decisions(times: range, operators: int = 2) -> list[Decision]:
     ]
 
 
-@pytest.fixture(params=BACKENDS)
-def open_again(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Store]:
+@pytest.fixture
+def open_again(database_url: str | None, tmp_path: Path) -> Callable[[], Store]:
     """Opens the test's database (another instance each call, as another replica would)."""
-    if request.param == "sqlite":
+    if database_url is None:
         path = tmp_path / "deep" / "steadyscale.db"
         return lambda: Storage(path)
-    url = request.getfixturevalue("postgres_url")
-    return lambda: PostgresStorage(url)
+    return lambda: PostgresStorage(database_url)
 
 
 @pytest.fixture
@@ -273,40 +272,33 @@ def test_an_unreachable_postgresql_is_an_error_naming_it(tmp_path: Path) -> None
             PostgresStorage(f"postgresql://nobody:secret@127.0.0.1:{port}/db", timeout=1.0)
 
 
-@pytest.mark.postgres
 def test_a_postgresql_outage_is_unavailable_and_readiness_recovers(
-    postgres_server: object,
+    lone_postgres: PostgresServer,
 ) -> None:
-    """A server of its own, stopped and started again under an open storage."""
-    from tests.service.conftest import PostgresServer
-
-    assert isinstance(postgres_server, PostgresServer)
-    server = PostgresServer(postgres_server.binaries)
-    try:
-        storage = PostgresStorage(server.url, timeout=1.0)
-        storage.put_stream("orders", SPEC, 1, {"t": None})
-        revision = storage.get_stream("orders").revision
-        server.halt()
-        with pytest.raises(StorageUnavailable):
-            storage.append("orders", revision, decisions(range(2)), {"t": 1.0}, retention=10)
-        with pytest.raises(StorageUnavailable):
+    """The server stopped and started again under an open storage."""
+    server = lone_postgres
+    storage = PostgresStorage(server.url, timeout=1.0)
+    storage.put_stream("orders", SPEC, 1, {"t": None})
+    revision = storage.get_stream("orders").revision
+    server.halt()
+    with pytest.raises(StorageUnavailable):
+        storage.append("orders", revision, decisions(range(2)), {"t": 1.0}, retention=10)
+    with pytest.raises(StorageUnavailable):
+        storage.ping()
+    server.start()
+    # The pool reconnects in the background, backing off: readiness returns within seconds.
+    deadline = time.monotonic() + 30.0
+    while True:
+        try:
             storage.ping()
-        server.start()
-        # The pool reconnects in the background, backing off: readiness returns within seconds.
-        deadline = time.monotonic() + 30.0
-        while True:
-            try:
-                storage.ping()
-                break
-            except StorageUnavailable:
-                assert time.monotonic() < deadline, "still unavailable 30 s after the restart"
-                time.sleep(0.2)
-        assert storage.write_failure is None
-        assert storage.history("orders", None, 10) == []
-        append(storage, "orders", decisions(range(2)))
-        storage.close()
-    finally:
-        server.stop()
+            break
+        except StorageUnavailable:
+            assert time.monotonic() < deadline, "still unavailable 30 s after the restart"
+            time.sleep(0.2)
+    assert storage.write_failure is None
+    assert storage.history("orders", None, 10) == []
+    append(storage, "orders", decisions(range(2)))
+    storage.close()
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from scaling import Decision, Scaler
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
+from service.postgres import PostgresStorage
 from service.storage import Storage
 from service.streams import (
     BatchTooLarge,
@@ -365,3 +366,35 @@ def test_the_scaler_spec_is_what_is_stored(service: StreamService) -> None:
     stream = service.get("orders")
     assert stream.spec == Scaler.from_spec(stream.spec).spec
     assert stream.spec["filter"]["lam_per_sigma"] == 8.0
+
+
+def test_a_replica_never_answers_from_a_cached_scaler_behind_the_database(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    """Two services on one database, as two replicas: each sees what the other applied."""
+
+    def replica() -> StreamService:
+        storage = (
+            Storage(tmp_path / "steadyscale.db")
+            if database_url is None
+            else PostgresStorage(database_url)
+        )
+        return StreamService(storage, retention=10_000, max_batch=1000)
+
+    one, two = replica(), replica()
+    samples = noisy(90)
+    expected = uninterrupted(samples)
+    one.put("orders", config())
+    one.post_samples("orders", samples[:30])  # one's Scaler is cached at t=29
+    two.post_samples("orders", samples[30:60])
+    # A resend of one's own batch: a duplicate, answered with the stream's count now.
+    resent = one.post_samples("orders", samples[20:30])
+    assert (resent.accepted, resent.duplicates) == (0, 10)
+    assert resent.operators == expected[59].operators
+    # A resend to the other replica of what two applied: a duplicate too.
+    again = one.post_samples("orders", samples[30:60])
+    assert (again.accepted, again.duplicates) == (0, 30)
+    assert one.post_samples("orders", samples[60:]).decisions == expected[60:]
+    assert one.history("orders", None, 1000) == expected
+    for service in (one, two):
+        service.storage.close()
