@@ -40,7 +40,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.postgres)
 
 
-def _binaries() -> tuple[Path | None, str]:
+def postgres_binaries() -> tuple[Path | None, str]:
     """The directory holding initdb and pg_ctl, or ``None`` and why not."""
     given = os.environ.get("STEADYSCALE_PG_BIN")
     candidates = [given] if given else sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
@@ -58,7 +58,7 @@ def _binaries() -> tuple[Path | None, str]:
 
 
 def pytest_report_header() -> str:
-    found, why = _binaries()
+    found, why = postgres_binaries()
     if found is None:
         return f"postgresql: NOT TESTED, {why}"
     return f"postgresql: tests start a server from {found}"
@@ -126,7 +126,7 @@ class PostgresServer:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """The session's PostgreSQL server; skips, saying why, where none can be started."""
-    binaries, why = _binaries()
+    binaries, why = postgres_binaries()
     if binaries is None:
         warnings.warn(f"PostgreSQL NOT TESTED: {why}", stacklevel=1)
         pytest.skip(f"PostgreSQL NOT TESTED: {why}")

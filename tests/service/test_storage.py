@@ -20,7 +20,7 @@ import pytest
 
 from scaling import Decision
 from service.postgres import PostgresStorage
-from service.storage import StaleRevision, Storage, StorageUnavailable, Store
+from service.storage import StaleRevision, Storage, StorageBusy, StorageUnavailable, Store
 from tests.service.conftest import PostgresServer
 
 SPEC = {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "guards": []}
@@ -307,3 +307,19 @@ def socket_port() -> Iterator[int]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         yield probe.getsockname()[1]
+
+
+def test_a_postgresql_append_that_may_not_wait_is_busy_while_the_stream_is_locked(
+    postgres_url: str,
+) -> None:
+    storage = PostgresStorage(postgres_url)
+    storage.put_stream("orders", SPEC, 1, {"t": None})
+    revision = storage.get_stream("orders").revision
+    with psycopg.connect(postgres_url) as other:
+        other.execute("SELECT 1 FROM streams WHERE id = 'orders' FOR UPDATE")
+        with pytest.raises(StorageBusy):
+            storage.append("orders", revision, decisions(range(2)), {"t": 1.0}, retention=10,
+                           wait=False)  # fmt: skip
+    storage.append("orders", revision, decisions(range(2)), {"t": 1.0}, retention=10, wait=False)
+    assert len(storage.history("orders", None, 10)) == 2
+    storage.close()
