@@ -19,9 +19,15 @@ Sections (``--only`` picks some; all by default):
 * ``streams``: ``--streams`` streams (10,000), each with a decision. Target: /healthz p99 under
   50 ms while /metrics and the stream list are fetched in a loop; memory per idle stream
   bounded (the Scaler cache keeps 1,024).
+* ``replicas`` (issue 15): one replica on SQLite, one on PostgreSQL, two on one PostgreSQL, in
+  one run: 100 streams, 1-sample and 100-sample batches, 8 client threads spread over the
+  replicas; samples/s and p99. PostgreSQL is ``--database-url``'s, else a server started from
+  the local binaries as the tests do (tests/service/conftest.py). Target: two replicas deliver
+  more than one on the same database.
 
     .venv/bin/python -m benchmarks.service                     # everything, about 3 minutes
     .venv/bin/python -m benchmarks.service --only attack,bodies --seconds 2
+    .venv/bin/python -m benchmarks.service --only replicas
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,9 +157,16 @@ class Result:
 
 
 def drive(
-    name: str, url: str, path_of: list[str], batch: int, threads: int, seconds: float
+    name: str,
+    url: str | Sequence[str],
+    path_of: list[str],
+    batch: int,
+    threads: int,
+    seconds: float,
 ) -> Result:
-    """``threads`` clients; thread k posts to the paths ``path_of[k::threads]`` in turn."""
+    """``threads`` clients; thread k posts to the paths ``path_of[k::threads]`` in turn, at
+    ``url`` (or, given several, at the k-th in turn: clients spread over replicas)."""
+    urls = [url] if isinstance(url, str) else list(url)
     lock = threading.Lock()
     latencies: list[float] = []
     counts = [0, 0]
@@ -164,7 +177,7 @@ def drive(
         clock = dict.fromkeys(mine, 0)
         local: list[float] = []
         sent = 0
-        with httpx.Client(base_url=url, timeout=30.0) as http:
+        with httpx.Client(base_url=urls[k % len(urls)], timeout=30.0) as http:
             while time.perf_counter() < stop_at:
                 for path in mine:
                     t0 = clock[path]
@@ -614,13 +627,72 @@ def streams(count: int, seconds: float) -> None:
     print(f"growth from 1,000 to {count:,} streams touched: {per_stream:.2f} KB per stream")
 
 
+def replicas(seconds: float, database_url: str | None) -> None:
+    """One replica on SQLite, one on PostgreSQL, two on one PostgreSQL: the same load."""
+    from tests.service.conftest import PostgresServer, postgres_binaries
+
+    server = None
+    if database_url is None:
+        binaries, why = postgres_binaries()
+        if binaries is None:
+            raise SystemExit(f"replicas: {why}; or give --database-url")
+        server = PostgresServer(binaries)
+    results = []
+    try:
+        with tempfile.TemporaryDirectory() as data:
+            # (label, replicas, on PostgreSQL)
+            for number, (label, count, shared) in enumerate(
+                [
+                    ("1 replica, SQLite", 1, False),
+                    ("1 replica, PostgreSQL", 1, True),
+                    ("2 replicas, PostgreSQL", 2, True),
+                ]  # fmt: skip
+            ):
+                env = {}
+                if shared:
+                    fresh = server.fresh_url() if server is not None else database_url
+                    env["STEADYSCALE_DATABASE_URL"] = str(fresh)
+                # Streams of their own per configuration (a given database is shared).
+                streams = [f"/v1/streams/r{number}s{k}/samples" for k in range(100)]
+                served = [Served(Path(data) / f"{number}-{index}", env) for index in range(count)]
+                try:
+                    with httpx.Client(base_url=served[0].url) as http:
+                        for path in streams:
+                            http.put(path.removesuffix("/samples"), json=STREAM)
+                    urls = [replica.url for replica in served]
+                    for batch in (1, 100):
+                        name = f"{label}, {batch} sample(s)"
+                        results.append(drive(name, urls, streams, batch, 8, seconds))
+                finally:
+                    for replica in served:
+                        replica.__exit__()
+    finally:
+        if server is not None:
+            server.stop()
+    print(f"{'scenario (100 streams, 8 clients)':44s} {'req/s':>9s} {'samples/s':>10s} "
+          f"{'p50 ms':>8s} {'p99 ms':>8s}")  # fmt: skip
+    for result in results:
+        print(result.row())
+    for batch in (1, 100):
+        rate = {r.name: r.samples / r.seconds for r in results}
+        one = rate[f"1 replica, PostgreSQL, {batch} sample(s)"]
+        two = rate[f"2 replicas, PostgreSQL, {batch} sample(s)"]
+        verdict = "met" if two > one else "NOT met"
+        print(f"{batch}-sample batches, 2 replicas / 1 on PostgreSQL: {two / one:.2f}; "
+              f"target > 1: {verdict}")  # fmt: skip
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+
+
 def main() -> None:
-    sections = ["throughput", "attack", "fuzz", "bodies", "streams"]
+    sections = ["throughput", "attack", "fuzz", "bodies", "streams", "replicas"]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(sections), help="sections, comma-separated")
     parser.add_argument("--seconds", type=float, default=6.0, help="per scenario (%(default)s)")
     parser.add_argument("--fuzz-examples", type=int, default=100, help="(%(default)s)")
     parser.add_argument("--streams", type=int, default=10_000, help="(%(default)s)")
+    parser.add_argument(
+        "--database-url", help="PostgreSQL for replicas (default: a server of its own)"
+    )
     args = parser.parse_args()
     chosen = args.only.split(",")
     unknown = set(chosen) - set(sections)
@@ -632,6 +704,7 @@ def main() -> None:
         "fuzz": lambda: fuzz(args.fuzz_examples),
         "bodies": bodies,
         "streams": lambda: streams(args.streams, max(args.seconds, 10.0)),
+        "replicas": lambda: replicas(args.seconds, args.database_url),
     }
     for section in sections:
         if section in chosen:
