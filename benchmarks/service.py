@@ -627,6 +627,30 @@ def streams(count: int, seconds: float) -> None:
     print(f"growth from 1,000 to {count:,} streams touched: {per_stream:.2f} KB per stream")
 
 
+def revision_check_cost(batches: int = 2000) -> None:
+    """What the revision check before a cached Scaler costs: 1-sample batches applied in
+    process on SQLite, against the check's read alone (best of 3)."""
+    with tempfile.TemporaryDirectory() as data:
+        service = StreamService(Storage(Path(data) / "steadyscale.db"), retention=1000,
+                                max_batch=100)  # fmt: skip
+        service.put("a", StreamConfig.model_validate(STREAM))
+        posts, reads = [], []
+        for repetition in range(3):
+            began = time.perf_counter()
+            for i in range(batches):
+                sample = Sample(t=float(repetition * batches + i), volume=300.0)
+                service.post_samples("a", [sample])
+            posts.append((time.perf_counter() - began) / batches)
+            began = time.perf_counter()
+            for _ in range(batches):
+                service.storage.revision("a")
+            reads.append((time.perf_counter() - began) / batches)
+        service.storage.close()
+    print(f"revision check {min(reads) * 1e6:.0f} µs of a 1-sample batch's "
+          f"{min(posts) * 1e6:.0f} µs (SQLite, in process, {batches} batches, "
+          "best of 3)")  # fmt: skip
+
+
 def replicas(seconds: float, database_url: str | None) -> None:
     """One replica on SQLite, one on PostgreSQL, two on one PostgreSQL: the same load."""
     from tests.service.conftest import PostgresServer, postgres_binaries
@@ -680,6 +704,7 @@ def replicas(seconds: float, database_url: str | None) -> None:
         verdict = "met" if two > one else "NOT met"
         print(f"{batch}-sample batches, 2 replicas / 1 on PostgreSQL: {two / one:.2f}; "
               f"target > 1: {verdict}")  # fmt: skip
+    revision_check_cost()
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
 
 

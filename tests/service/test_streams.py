@@ -398,3 +398,40 @@ def test_a_replica_never_answers_from_a_cached_scaler_behind_the_database(
     assert one.history("orders", None, 1000) == expected
     for service in (one, two):
         service.storage.close()
+
+
+def test_replicas_racing_on_one_stream_apply_every_batch_once(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    """Two clients send the same batches, in order, each batch to either replica at random:
+    every batch reaches both replicas about at once, so commits race and the losers redo."""
+
+    def replica() -> StreamService:
+        storage = (
+            Storage(tmp_path / "steadyscale.db")
+            if database_url is None
+            else PostgresStorage(database_url)
+        )
+        return StreamService(storage, retention=10_000, max_batch=1000)
+
+    replicas = [replica(), replica()]
+    replicas[0].put("orders", config())
+    samples = noisy(400)
+    batches = [samples[start : start + 4] for start in range(0, len(samples), 4)]
+    applied = [0, 0]
+
+    def client(seed: int) -> None:
+        chance = np.random.default_rng(seed)
+        for batch in batches:
+            result = replicas[int(chance.integers(2))].post_samples("orders", batch)
+            applied[seed] += result.accepted
+
+    threads = [threading.Thread(target=client, args=(seed,)) for seed in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(applied) == len(samples)
+    assert replicas[1].history("orders", None, 1000) == uninterrupted(samples)
+    for service in replicas:
+        service.storage.close()
