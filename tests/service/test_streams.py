@@ -16,12 +16,13 @@ from scaling import Decision, Scaler
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
 from service.postgres import PostgresStorage
-from service.storage import Storage
+from service.storage import StaleRevision, Storage
 from service.streams import (
     BatchTooLarge,
     InvalidInput,
     SampleConflict,
     StreamBusy,
+    StreamContended,
     StreamNotFound,
     StreamService,
     build_scaler,
@@ -435,3 +436,25 @@ def test_replicas_racing_on_one_stream_apply_every_batch_once(
     assert replicas[1].history("orders", None, 1000) == uninterrupted(samples)
     for service in replicas:
         service.storage.close()
+
+
+def test_a_stream_that_keeps_changing_under_a_batch_is_503_and_stores_nothing(
+    service: StreamService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every commit loses its compare-and-set, as if other replicas kept winning."""
+    service.post_samples("orders", SAMPLES[:5])
+    before = service.storage.load("orders")
+    attempts = []
+
+    def always_stale(stream_id: str, *args: Any, **kwargs: Any) -> str:
+        attempts.append(stream_id)
+        raise StaleRevision(stream_id)
+
+    monkeypatch.setattr(service.storage, "append", always_stale)
+    with pytest.raises(StreamContended) as refused:
+        service.post_samples("orders", SAMPLES[5:10])
+    assert refused.value.status_code == 503 and refused.value.headers == {"Retry-After": "1"}
+    assert len(attempts) > 1
+    monkeypatch.undo()
+    assert service.storage.load("orders") == before
+    assert service.post_samples("orders", SAMPLES[5:10]).accepted == 5
