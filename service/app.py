@@ -63,11 +63,16 @@ from service.streams import INLINE_BATCH, ServiceError, StreamService, Unavailab
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The steadyscale service; ``settings`` default to ``Settings()`` from the environment.
 
-    Raises ``OSError`` naming the path when the data directory cannot hold the database.
+    Raises ``OSError`` naming the path when the data directory cannot hold the database, or
+    the server when PostgreSQL's cannot be used.
     """
     settings = Settings() if settings is None else settings
     if settings.database_url is None:
         prepare_file(settings.database)
+    else:
+        from service.postgres import prepare_database
+
+        prepare_database(settings.database_url, timeout=settings.busy_timeout)
     metrics = Metrics(max_streams=settings.stream_metrics)
     app = FastAPI(
         title="steadyscale",

@@ -93,6 +93,45 @@ _DECISION_COLUMNS = "t, volume, filtered, previous, operators, action, reason"
 _PROBE_BYTES = 64 * 1024
 
 
+def prepare_database(url: str, *, timeout: float = 5.0) -> None:
+    """Create the schema in the database at ``url``, or bring it up to date, on a connection of
+    its own, so that a database that cannot be used says why (the server's or libpq's own
+    words) before the service starts. Raises ``OSError`` naming the server and database, never
+    the password.
+
+    Replicas starting together take turns (an advisory lock held by the migration's
+    transaction): the first creates the tables, the others find them.
+    """
+    where = _where(url)
+    try:
+        with psycopg.connect(url, connect_timeout=max(1, round(timeout))) as db:
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            found = db.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+            version = 0
+            if found is not None and found[0]:
+                row = db.execute("SELECT version FROM schema_version").fetchone()
+                version = 0 if row is None else int(row[0])
+            else:
+                db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                db.execute("INSERT INTO schema_version VALUES (0)")
+            migrate(where, version, _MIGRATIONS, lambda script: db.execute(script))
+            db.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION,))
+    except (psycopg.Error, RuntimeError) as error:
+        reason = " ".join(str(error).split())
+        raise OSError(f"cannot open the database {where}: {reason}") from error
+
+
+def _where(url: str) -> str:
+    """The server and database of ``url``, for messages: never the password."""
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as error:
+        raise OSError(f"database_url is not a PostgreSQL URL libpq can read: {error}") from None
+    return f"postgresql://{params.get('host', '')}:{params.get('port', '')}/" + str(
+        params.get("dbname", "")
+    )
+
+
 class PostgresStorage:
     """Streams, Scaler states and decisions in the PostgreSQL database at ``url``
     (``postgresql://user:password@host:port/database``), created or upgraded on opening.
@@ -106,11 +145,7 @@ class PostgresStorage:
     def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0) -> None:
         self.url = url
         self.write_failure: str | None = None
-        # Where, for messages: never the password.
-        params = conninfo_to_dict(url)
-        self._where = f"postgresql://{params.get('host', '')}:{params.get('port', '')}/" + str(
-            params.get("dbname", "")
-        )
+        self._where = _where(url)
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
             url,
             min_size=1,
@@ -123,23 +158,9 @@ class PostgresStorage:
             kwargs={"connect_timeout": max(1, round(timeout))},
             name="steadyscale",
         )
-        try:
-            self._pool.open(wait=True, timeout=timeout)
-            with self._transaction() as db:
-                db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-                found = db.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
-                version = 0
-                if found is not None and found[0]:
-                    row = db.execute("SELECT version FROM schema_version").fetchone()
-                    version = 0 if row is None else int(row[0])
-                else:
-                    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-                    db.execute("INSERT INTO schema_version VALUES (0)")
-                migrate(self._where, version, _MIGRATIONS, lambda script: db.execute(script))
-                db.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION,))
-        except (psycopg.Error, StorageUnavailable, RuntimeError) as error:
-            self._pool.close()
-            raise OSError(f"cannot open the database {self._where}: {error}") from error
+        prepare_database(url, timeout=timeout)
+        # Connections open in the background; a call waits for one at most ``timeout``.
+        self._pool.open()
 
     def close(self) -> None:
         """Close the pool; calls after this raise ``RuntimeError``."""

@@ -341,6 +341,11 @@ def test_a_full_disk_is_503_not_ready_and_loses_nothing(tmp_path: Path) -> None:
         (["--data-dir", "{file}"], {}, "{file}"),
         ([], {"STEADYSCALE_TOKENS": " , "}, "holds no token"),
         ([], {"STEADYSCALE_RETENTION": "100", "STEADYSCALE_MAX_BATCH": "150"}, "retention"),
+        (
+            ["--database-url", "postgresql://app:secret@127.0.0.1:1/steadyscale"],
+            {},
+            "cannot open the database postgresql://127.0.0.1:1/steadyscale: connection",
+        ),
     ],
 )
 def test_settings_that_cannot_work_stop_the_start_with_a_message(
@@ -359,3 +364,4 @@ def test_settings_that_cannot_work_stop_the_start_with_a_message(
     assert done.returncode == 2, done.stderr
     assert message.format(file=blocker) in done.stderr
     assert "Traceback" not in done.stderr
+    assert "secret" not in done.stderr
