@@ -368,24 +368,30 @@ class PostgresStorage:
         return [Decision(*row) for row in rows]
 
     @contextmanager
-    def _connection(self) -> Iterator[Connection[Any]]:
+    def _connection(self, *, writing: bool = False) -> Iterator[Connection[Any]]:
         """A pooled connection, in a transaction committed when the block ends (rolled back if
-        it raises); connection trouble as ``StorageUnavailable``."""
+        it raises); connection trouble as ``StorageUnavailable``, ``in_doubt`` when ``writing``
+        and the connection broke while committing."""
         if self._pool.closed:
             raise RuntimeError(f"storage {self._where} is closed")
+        committing = False
         try:
             with self._pool.connection() as db:
                 yield db
+                # The pool commits when the block ends: a connection lost now leaves the
+                # transaction's outcome unknown to this side.
+                committing = writing
         except (psycopg.OperationalError, psycopg.InterfaceError) as error:
             # The server down, restarting or out of disk, the pool exhausted: the database's
             # trouble, not the request's. Other errors (integrity, programming) are bugs.
-            raise StorageUnavailable(self._where, str(error).strip()) from error
+            reason = " ".join(str(error).split())
+            raise StorageUnavailable(self._where, reason, in_doubt=committing) from error
 
     @contextmanager
     def _transaction(self) -> Iterator[Connection[Any]]:
         """``_connection`` for writes: a failure is remembered for the readiness probe."""
         try:
-            with self._connection() as db:
+            with self._connection(writing=True) as db:
                 yield db
         except StorageUnavailable as error:
             self.write_failure = error.reason

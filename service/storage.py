@@ -134,12 +134,18 @@ class StaleRevision(Exception):
 class StorageUnavailable(Exception):
     """The database cannot be read or written now (locked by another process past the busy
     timeout, disk full, I/O error, read-only; PostgreSQL unreachable); nothing was stored.
-    ``path`` is the file, or the server and database; ``reason`` is the database's."""
+    ``path`` is the file, or the server and database; ``reason`` is the database's.
 
-    def __init__(self, path: Path | str, reason: str) -> None:
+    ``in_doubt``: the connection to a database server broke while it was committing, so the
+    transaction may have been stored or not; nobody can tell until the server is asked again.
+    A resent batch is safe either way: it is recognised as a duplicate if it was stored.
+    """
+
+    def __init__(self, path: Path | str, reason: str, *, in_doubt: bool = False) -> None:
         super().__init__(f"the database {path} is unavailable: {reason}")
         self.path = path
         self.reason = reason
+        self.in_doubt = in_doubt
 
 
 class StorageBusy(Exception):

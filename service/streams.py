@@ -203,7 +203,13 @@ class Unavailable(ServiceError):
     """The storage cannot serve the request now (503); nothing was stored, retry later."""
 
     def __init__(self, error: StorageUnavailable) -> None:
-        message = f"the storage is unavailable, nothing was stored; retry later: {error.reason}"
+        if error.in_doubt:
+            # Not acknowledged, and perhaps not stored: a resend tells (it is a duplicate if
+            # the commit went through).
+            stored = "the commit's outcome is unknown; resend, a resend is never applied twice"
+        else:
+            stored = "nothing was stored; retry later"
+        message = f"the storage is unavailable, {stored}: {error.reason}"
         super().__init__(503, message, headers={"Retry-After": "1"})
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -25,6 +26,7 @@ from service.streams import (
     StreamContended,
     StreamNotFound,
     StreamService,
+    Unavailable,
     build_scaler,
 )
 
@@ -458,3 +460,33 @@ def test_a_stream_that_keeps_changing_under_a_batch_is_503_and_stores_nothing(
     monkeypatch.undo()
     assert service.storage.load("orders") == before
     assert service.post_samples("orders", SAMPLES[5:10]).accepted == 5
+
+
+def test_a_connection_lost_while_committing_is_in_doubt_and_the_resend_is_a_duplicate(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit reaches PostgreSQL, its answer never comes back: the client hears 503 with
+    the outcome unknown (not "nothing was stored"), and its resend is not applied again."""
+    service = StreamService(PostgresStorage(postgres_url), retention=10_000, max_batch=1000)
+    service.put("orders", config())
+    service.post_samples("orders", SAMPLES[:5])
+    commit, append = psycopg.Connection.commit, PostgresStorage.append
+
+    def commit_then_lose_the_answer(connection: psycopg.Connection[Any]) -> None:
+        commit(connection)
+        monkeypatch.setattr(psycopg.Connection, "commit", commit)
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    def append_losing_its_commit(storage: PostgresStorage, *args: Any, **kwargs: Any) -> str:
+        monkeypatch.setattr(psycopg.Connection, "commit", commit_then_lose_the_answer)
+        return append(storage, *args, **kwargs)
+
+    monkeypatch.setattr(PostgresStorage, "append", append_losing_its_commit)
+    with pytest.raises(Unavailable, match="outcome is unknown") as refused:
+        service.post_samples_or_503("orders", SAMPLES[5:10])
+    assert refused.value.status_code == 503
+    monkeypatch.undo()
+    again = service.post_samples("orders", SAMPLES[5:10])
+    assert (again.accepted, again.duplicates) == (0, 5)
+    assert service.history("orders", None, 100) == uninterrupted(SAMPLES[:10])
+    service.storage.close()
