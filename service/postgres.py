@@ -193,20 +193,21 @@ class PostgresStorage:
         it, the other finds it (``"unchanged"``, or ``"different"``/``"replaced"``)."""
         encoded = dumps_state(state)
         row = (stream_id, json.dumps(spec), initial_operators, encoded, initial_operators)
+        revision = uuid.uuid4().hex
         with self._transaction() as db:
-            # Creates the row, or locks the existing one: nothing else writes the stream now.
-            created = db.execute(
-                "INSERT INTO streams VALUES (%s, %s, %s, %s, %s, NULL, 0, %s) "
-                "ON CONFLICT (id) DO NOTHING RETURNING id",
-                (*row, uuid.uuid4().hex),
-            ).fetchone()
-            if created is not None:
-                return "created"
+            # Creates the row, or locks the existing one (the no-op update takes its lock, in
+            # the same statement, so a replica deleting it meanwhile cannot slip in between):
+            # nothing else writes the stream until this commits. Our revision back means
+            # created.
             existing = db.execute(
-                "SELECT spec, initial_operators FROM streams WHERE id = %s FOR UPDATE",
-                (stream_id,),
+                "INSERT INTO streams VALUES (%s, %s, %s, %s, %s, NULL, 0, %s) "
+                "ON CONFLICT (id) DO UPDATE SET id = streams.id "
+                "RETURNING spec, initial_operators, revision",
+                (*row, revision),
             ).fetchone()
-            assert existing is not None, "a row that conflicts is there, and now locked"
+            assert existing is not None, "INSERT ... ON CONFLICT DO UPDATE returns its row"
+            if existing[2] == revision:
+                return "created"
             if not replace:
                 same = json.loads(existing[0]) == spec and existing[1] == initial_operators
                 return "unchanged" if same else "different"

@@ -323,3 +323,32 @@ def test_a_postgresql_append_that_may_not_wait_is_busy_while_the_stream_is_locke
     storage.append("orders", revision, decisions(range(2)), {"t": 1.0}, retention=10, wait=False)
     assert len(storage.history("orders", None, 10)) == 2
     storage.close()
+
+
+def test_puts_and_deletes_racing_on_one_stream_never_fail(
+    storage: Store, open_again: Callable[[], Store]
+) -> None:
+    """Replicas creating, replacing and deleting one stream at once: each call answers."""
+    others = [open_again() for _ in range(3)]
+    errors: list[BaseException] = []
+
+    def work(replica: Store, index: int) -> None:
+        try:
+            for round_ in range(40):
+                if index == 0:
+                    replica.delete_stream("clicks")
+                else:
+                    replica.put_stream("clicks", SPEC, index, {"t": None}, replace=round_ % 2 == 0)
+        except BaseException as error:  # noqa: BLE001 - any failure is the test's finding
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(o, i)) for i, o in enumerate(others)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for other in others:
+        other.close()
+    assert errors == []
+    stream = storage.get_stream("clicks")
+    assert stream is None or stream.initial_operators in (1, 2)
