@@ -105,25 +105,14 @@ class StatefulTest(schema.as_state_machine()):  # type: ignore[misc]
         SEQUENCES[-1].append((case.operation.label, stream_id, response.status_code, decided))
 
 
-def _decided_through_links(steps: list[tuple[str, str | None, int, int]]) -> bool:
-    """Whether the steps PUT a stream (201), POST it samples that were decided (200), then
-    GET decisions of it back (200), in this order."""
-    wanted = [
-        ("PUT /v1/streams/{stream_id}", 201),
-        ("POST /v1/streams/{stream_id}/samples", 200),
-        ("GET", 200),
-    ]
-    for index, (label, stream_id, status, _) in enumerate(steps):
-        if (label, status) != wanted[0]:
-            continue
-        found = 1
-        for later, later_id, later_status, decided in steps[index + 1 :]:
-            expected_label, expected_status = wanted[found]
-            if later_id == stream_id and later.startswith(expected_label) and decided:
-                found += later_status == expected_status
-                if found == len(wanted):
-                    return True
-    return False
+def _followed_a_link(steps: list[tuple[str, str | None, int, int]]) -> bool:
+    """Whether the steps PUT a stream (201), then reached it again with another operation
+    that answered 200: a link of the PUT was followed."""
+    created = {sid for label, sid, status, _ in steps if label.startswith("PUT") and status == 201}
+    return any(
+        not label.startswith("PUT") and sid in created and status == 200
+        for label, sid, status, _ in steps
+    )
 
 
 def test_sequences_of_linked_operations_answer_as_documented() -> None:
@@ -146,4 +135,45 @@ def test_sequences_of_linked_operations_answer_as_documented() -> None:
     for steps in SEQUENCES:
         for label, _, status, _ in steps:
             statuses[label, status] = statuses.get((label, status), 0) + 1
-    assert any(_decided_through_links(steps) for steps in SEQUENCES), sorted(statuses.items())
+    # The generator follows links only now and then, and which ones varies with whatever else
+    # the process imported (a POST through PUT's link in one run, none in another), so the
+    # full PUT -> POST -> GET chain is checked by the deterministic test below; here, some
+    # generated sequence went from a PUT to the stream it created.
+    if not any(_followed_a_link(steps) for steps in SEQUENCES):
+        pytest.fail(f"no sequence followed a link of PUT: {sorted(statuses.items())}")
+
+
+def test_the_documented_links_lead_from_put_to_post_to_get() -> None:
+    """Follow the OpenAPI links by hand: PUT's 201 links to POST samples, POST's 200 to the
+    decision, history and metric of the same stream, and each answers with the decision."""
+    document = APP.openapi()
+    operations = {
+        operation["operationId"]: (method.upper(), path)
+        for path, methods in document["paths"].items()
+        for method, operation in methods.items()
+    }
+
+    def links(operation_id: str, status: str) -> dict[str, Any]:
+        method, path = operations[operation_id]
+        found: dict[str, Any] = document["paths"][path][method.lower()]["responses"][status]
+        return found["links"]
+
+    def follow(link: dict[str, Any], stream_id: str) -> tuple[str, str]:
+        assert link["parameters"] == {"stream_id": "$request.path.stream_id"}
+        method, path = operations[link["operationId"]]
+        return method, path.replace("{stream_id}", stream_id)
+
+    with TestClient(APP) as client:
+        put_method, put_path = operations["put_stream"]
+        created = client.request(put_method, put_path.replace("{stream_id}", "linked"),
+                                 json={"policy": {"capacity": 50.0}})  # fmt: skip
+        assert created.status_code == 201, created.text
+        method, path = follow(links("put_stream", "201")["PostSamples"], "linked")
+        posted = client.request(method, path, json={"samples": [{"t": 1.0, "volume": 120.0}]})
+        assert posted.status_code == 200 and posted.json()["accepted"] == 1, posted.text
+        for name, link in links("post_samples", "200").items():
+            method, path = follow(link, "linked")
+            answer = client.request(method, path)
+            assert answer.status_code == 200, (name, answer.text)
+            assert "120" in answer.text or "operators" in answer.text, (name, answer.text)
+        client.delete("/v1/streams/linked")
