@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: run test
+.PHONY: run test test-fast
 
 # Ctrl-C (or a TERM) stops the service cleanly: the shell waits for it to shut down, and a stop
 # by either signal is a clean exit, so make has no failed command to report.
@@ -19,6 +19,12 @@ test: $(VENV)/.installed-test
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# Everything that needs no JVM (tests marked spark are left out): about a minute.
+test-fast: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -m "not spark"
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
