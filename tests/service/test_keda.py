@@ -5,8 +5,6 @@ poll GetMetrics followed by IsActive; StreamIsActive for ``external-push`` trigg
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +20,7 @@ import pytest
 
 from service.keda import externalscaler_pb2 as pb
 from service.keda import externalscaler_pb2_grpc as pb_grpc
+from tests.service.test_server import Server
 
 # Staleness short enough to wait out in a test; batches below come faster than that.
 STALENESS = 5.0
@@ -34,43 +33,25 @@ CONFIG = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Serve:
-    """`steadyscale serve --port P --grpc-port G` in its own process."""
+class Serve(Server):
+    """`steadyscale serve --grpc-port G` in its own process, its log kept in ``log``."""
 
     def __init__(self, data_dir: Path) -> None:
         self.log = data_dir.parent / "serve.log"
-        self.port, self.grpc_port = _free_port(), _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.target = f"127.0.0.1:{self.grpc_port}"
-        command = [sys.executable, "-m", "simulator.cli", "serve", "--port", str(self.port),
-                   "--grpc-port", str(self.grpc_port), "--data-dir", str(data_dir),
-                   "--log-level", "info"]  # fmt: skip
-        env = {**os.environ, "STEADYSCALE_STALENESS": str(STALENESS)}
-        with self.log.open("w") as log:
-            self.process = subprocess.Popen(command, env=env, stderr=log)
-        deadline = time.monotonic() + 30.0
-        while True:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.process.kill()
-                raise RuntimeError(f"steadyscale serve did not start (exit {self.process.poll()})")
-            time.sleep(0.1)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            grpc_port = int(probe.getsockname()[1])
+        self.target = f"127.0.0.1:{grpc_port}"
+        super().__init__(
+            data_dir,
+            env={"STEADYSCALE_STALENESS": str(STALENESS)},
+            options=["--grpc-port", str(grpc_port), "--log-level", "info"],
+            log=self.log,
+        )
 
-    def stop(self) -> str:
+    def stopped_log(self) -> str:
         """SIGTERM, as Kubernetes sends; the server's log once it has exited."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=15)
+        self.stop()
         return self.log.read_text()
 
 
@@ -84,7 +65,7 @@ def assert_clean_exit(log: str) -> None:
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
     running = Serve(tmp_path_factory.mktemp("keda") / "data")
     yield running
-    assert_clean_exit(running.stop())
+    assert_clean_exit(running.stopped_log())
 
 
 @pytest.fixture
@@ -256,7 +237,7 @@ def test_sigterm_with_a_stream_open_ends_it_and_exits(tmp_path: Path) -> None:
             pushes = pb_grpc.ExternalScalerStub(channel).StreamIsActive(ref("drain"), timeout=30)
             assert next(pushes).result is True
             started = time.monotonic()
-            log = server.stop()
+            log = server.stopped_log()
             assert time.monotonic() - started < 10.0
             assert code(lambda: next(pushes)) in {
                 grpc.StatusCode.UNAVAILABLE,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -42,6 +43,7 @@ class Server:
         preexec_fn: Callable[[], None] | None = None,
         port: int | None = None,
         options: Sequence[str] = (),
+        log: Path | None = None,
     ) -> None:
         if port is None:
             with socket.socket() as probe:
@@ -51,9 +53,11 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "simulator.cli", "serve", "--port", str(self.port),
                    "--data-dir", str(data_dir), "--log-level", "warning", *options]  # fmt: skip
-        self.process = subprocess.Popen(
-            command, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn
-        )
+        # With ``log``, the server's stderr goes there (options may raise its --log-level).
+        with log.open("w") if log is not None else contextlib.nullcontext() as stderr:
+            self.process = subprocess.Popen(
+                command, env={**os.environ, **(env or {})}, preexec_fn=preexec_fn, stderr=stderr
+            )
         deadline = time.monotonic() + 30.0
         while True:
             try:
