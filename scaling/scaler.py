@@ -177,11 +177,8 @@ class Scaler:
         policy = self.policy
         # Right after a scaling operation a reported backlog is mostly the restart's own: it
         # neither raises the count nor, by its absence, lowers it until the quiet period ends.
-        settling = (
-            backlog is not None
-            and self._changed_at is not None
-            and t - self._changed_at < policy.quiet
-        )
+        since = None if self._changed_at is None else t - self._changed_at
+        settling = backlog is not None and since is not None and since < policy.quiet
         demand = policy.demand(filtered, None if settling else backlog)
         if spread is not None:
             spread /= policy.utilisation
@@ -200,7 +197,6 @@ class Scaler:
             if reason is not None:
                 reasons.append(reason)
         if settling and target < previous:
-            since = t - self._changed_at if self._changed_at is not None else 0.0
             reasons.append(
                 f"held: {since:g} s after a scaling operation < quiet {policy.quiet:g} s"
             )
@@ -227,7 +223,7 @@ class Scaler:
             action,
             "; ".join(reasons),
             backlog=None if backlog is None else float(backlog),
-            running=running if running is None else int(running),
+            running=None if running is None else int(running),
             processed=None if processed is None else float(processed),
         )
 
