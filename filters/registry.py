@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from filters.base import Denoiser, build
+from filters.base import Denoiser, Registry
 from filters.changepoint import ChangePoint
 from filters.ekf import ExtendedKalman
 from filters.ewma import EWMA
@@ -13,10 +13,10 @@ from filters.moving_median import MovingMedian
 from filters.raw import Raw
 from filters.tvd import TotalVariation
 
-_REGISTRY: dict[str, type[Denoiser]] = {
-    cls.name: cls
-    for cls in (Raw, MovingAverage, MovingMedian, EWMA, TotalVariation, ExtendedKalman, ChangePoint)
-}
+FILTERS: Registry[Denoiser] = Registry(
+    "filter",
+    (Raw, MovingAverage, MovingMedian, EWMA, TotalVariation, ExtendedKalman, ChangePoint),
+)
 
 
 def available_filters() -> list[str]:
@@ -25,7 +25,7 @@ def available_filters() -> list[str]:
     >>> available_filters()
     ['changepoint', 'ekf', 'ewma', 'moving_average', 'moving_median', 'raw', 'tvd']
     """
-    return sorted(_REGISTRY)
+    return FILTERS.names()
 
 
 def make_filter(spec: str | dict[str, Any], **params: Any) -> Denoiser:
@@ -38,4 +38,4 @@ def make_filter(spec: str | dict[str, Any], **params: Any) -> Denoiser:
     >>> make_filter({"name": "ewma", "alpha": 0.5}).spec
     {'name': 'ewma', 'alpha': 0.5}
     """
-    return build("filter", _REGISTRY, spec, **params)
+    return FILTERS.build(spec, **params)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from filters import Denoiser, make_filter
-from filters.base import check_number
+from filters.base import check_number, reject
 from scaling.decision import Action, Decision
 from scaling.guards import Guard, make_guard
 from scaling.policy import ThresholdPolicy
@@ -37,15 +37,15 @@ def default_spec(capacity: float) -> dict[str, Any]:
 def _policy(settings: object) -> ThresholdPolicy:
     """The ThresholdPolicy of a spec's ``"policy"``, or ``ValueError`` saying what is allowed."""
     allowed = list(inspect.signature(ThresholdPolicy).parameters)
-    try:
-        if not isinstance(settings, dict):
-            raise TypeError("it must be a dict")
-        inspect.signature(ThresholdPolicy).bind(**settings)
-    except TypeError as error:
-        raise ValueError(
-            f"policy={settings!r} is not allowed: {error}; allowed parameters: {allowed} "
-            "(capacity is required)"
-        ) from None
+    if not isinstance(settings, dict):
+        allowed_policy = f"policy must be a dict of {allowed} (capacity is required)"
+        reject("Scaler", "policy", settings, allowed_policy)
+    unknown = sorted(set(settings) - set(allowed))
+    if unknown:
+        field = f"policy.{unknown[0]}"
+        reject("Scaler", field, settings[unknown[0]], f"allowed parameters: {allowed}")
+    if "capacity" not in settings:
+        reject("Scaler", "policy.capacity", None, "capacity is required: a number > 0")
     return ThresholdPolicy(**settings)
 
 
@@ -164,10 +164,7 @@ class Scaler:
         if running is not None:
             check_number("Scaler", "running", running, minimum=0, integer=True)
         if self._last_t is not None and not t > self._last_t:
-            raise ValueError(
-                f"Scaler: t={t!r} is not allowed: t must be greater than the previous "
-                f"t={self._last_t!r}"
-            )
+            reject("Scaler", "t", t, f"t must be greater than the previous t={self._last_t!r}")
         volume, t = float(volume), float(t)
         filtered = self.filter.update(volume)
         spread = self.filter.spread
@@ -257,10 +254,11 @@ class Scaler:
         (50.0, ['confidence'])
         """
         if not isinstance(spec, dict) or not {"policy"} <= set(spec) <= _SPEC_KEYS:
-            raise ValueError(
-                f"spec={spec!r} is not allowed: spec must be a dict with the key 'policy' and "
-                "optionally 'filter' and 'guards' (left out: the recommended default)"
+            allowed = (
+                "spec must be a dict with the key 'policy' and optionally 'filter' and 'guards' "
+                "(left out: the recommended default)"
             )
+            reject("Scaler", "spec", spec, allowed)
         policy = _policy(spec["policy"])
         if "filter" in spec:
             filter_spec, guards = spec["filter"], spec.get("guards", [])
@@ -268,7 +266,7 @@ class Scaler:
             default = default_spec(policy.capacity)
             filter_spec, guards = default["filter"], spec.get("guards", default["guards"])
         if not isinstance(guards, list | tuple):
-            raise ValueError(f"guards={guards!r} is not allowed: guards must be a list of specs")
+            reject("Scaler", "guards", guards, "guards must be a list of specs")
         return cls(make_filter(filter_spec), policy, [make_guard(g) for g in guards], operators)
 
     def state_dict(self) -> dict[str, Any]:

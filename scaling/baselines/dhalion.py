@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from filters.base import check_number
+from filters.base import Configurable, check_number
 from scaling.baselines.observation import Observation
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 
@@ -15,7 +14,7 @@ from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 _MAX_BACKPRESSURE = 0.9
 
 
-class DhalionPolicy:
+class DhalionPolicy(Configurable):
     """Scale up the back-pressured stage by what it could not take; shrink a healthy one by 20 %.
 
     Symptoms, diagnosis and resolution for one stage, with :math:`n` = ``operators`` (seed 002
@@ -133,16 +132,3 @@ class DhalionPolicy:
         if observation.backlog < self.lag_threshold:
             return self._bounds.clamp(math.floor(n * (1 - self.scale_down) + ROUNDING_TOLERANCE))
         return self._bounds.clamp(n)
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "scale_down": self.scale_down,
-            "lag_threshold": self.lag_threshold,
-            "lag_rate_threshold": self.lag_rate_threshold,
-            "cooldown": self.cooldown,
-            "min_operators": self.min_operators,
-            "max_operators": self.max_operators,
-            "interval": self.interval,
-        }

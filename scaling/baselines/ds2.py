@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from filters.base import check_number
+from filters.base import Configurable, check_number
 from scaling.baselines.observation import Observation
 from scaling.policy import ThresholdPolicy
 
 
-class Ds2Policy:
+class Ds2Policy(Configurable):
     """Instances for the input rate at each instance's *true* processing rate, over-provisioned.
 
     DS2 measures how fast an instance processes while it is busy (its useful time), so that
@@ -121,15 +119,3 @@ class Ds2Policy:
             return None
         true_rate = observation.processed_rate / useful_time
         return self._bounds.needed(observation.arrival_rate / true_rate * self.overprovisioning)
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "overprovisioning": self.overprovisioning,
-            "warm_up_intervals": self.warm_up_intervals,
-            "activation_intervals": self.activation_intervals,
-            "min_operators": self.min_operators,
-            "max_operators": self.max_operators,
-            "interval": self.interval,
-        }

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from filters.base import check_number
+from filters.base import Configurable, check_number, reject
 from scaling.baselines.observation import Observation
 from scaling.policy import ThresholdPolicy
 
 
-class ElysiumPolicy:
+class ElysiumPolicy(Configurable):
     """Operator parallelism from per-core thresholds; worker nodes decided separately after it.
 
     ELYSIUM's ``computeConfig`` (its Algorithm 1; research/seed001_003.md §1.2, §3.1) runs once
@@ -85,9 +83,7 @@ class ElysiumPolicy:
         check_number(self.name, "core_max", core_max, minimum=0, exclusive_minimum=True)
         check_number(self.name, "core_min", core_min, minimum=0, maximum=core_max)
         if core_min == core_max:
-            raise ValueError(
-                f"{self.name}: core_min={core_min!r} is not allowed: core_min must be < core_max"
-            )
+            reject(self.name, "core_min", core_min, "core_min must be < core_max")
         check_number(self.name, "cpu_max", cpu_max, minimum=0, exclusive_minimum=True)
         check_number(self.name, "cores_per_node", cores_per_node, minimum=1, integer=True)
         check_number(self.name, "min_operators", min_operators, minimum=0, integer=True)
@@ -131,16 +127,3 @@ class ElysiumPolicy:
     def _node_cpu(self, operators: int, nodes: int, per_instance: float) -> float:
         """CPU fraction of the busiest node when ``operators`` are spread evenly on ``nodes``."""
         return -(-operators // nodes) * per_instance / self.cores_per_node
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "core_max": self.core_max,
-            "core_min": self.core_min,
-            "cpu_max": self.cpu_max,
-            "cores_per_node": self.cores_per_node,
-            "min_operators": self.min_operators,
-            "max_operators": self.max_operators,
-            "interval": self.interval,
-        }

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
 
-from filters.base import check_choice, check_number
+from filters.base import Configurable, check_choice, check_number
 from scaling.baselines.observation import Observation
 from scaling.guards import Stabilization
 from scaling.policy import ThresholdPolicy
 
 
-class HpaPolicy:
+class HpaPolicy(Configurable):
     """Kubernetes HPA (autoscaling/v2) with its default behaviour, on one averaged metric.
 
     With :math:`n` = ``operators``, :math:`m` the metric averaged over them and :math:`m^*` =
@@ -165,20 +164,3 @@ class HpaPolicy:
             down = math.floor(start * (1 - self.scale_down_percent / 100))
             return max(wanted, min(down, operators))
         return wanted
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "target": self.target,
-            "metric": self.metric,
-            "tolerance": self.tolerance,
-            "stabilization_window": self.stabilization_window,
-            "scale_up_percent": self.scale_up_percent,
-            "scale_up_pods": self.scale_up_pods,
-            "scale_down_percent": self.scale_down_percent,
-            "rate_period": self.rate_period,
-            "min_operators": self.min_operators,
-            "max_operators": self.max_operators,
-            "interval": self.interval,
-        }

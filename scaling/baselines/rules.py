@@ -90,7 +90,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from filters.base import check_choice, check_number
+from filters.base import Configurable, ParameterError, check_choice, check_number, reject
 from scaling.baselines.observation import Observation
 
 _OWNER = "RulePolicy"
@@ -151,7 +151,7 @@ class _Rule:
     guards: tuple[tuple[str, float], ...]  # (kind of the last operation, seconds)
 
 
-class RulePolicy:
+class RulePolicy(Configurable):
     """Seed 000's rule policies with guard times enforced (see the module docstring).
 
     Parameters
@@ -173,7 +173,7 @@ class RulePolicy:
     ) -> None:
         check_number(_OWNER, "interval", interval, minimum=0, exclusive_minimum=True)
         if isinstance(rules, str | Mapping) or not isinstance(rules, Sequence):
-            raise ValueError(f"{_OWNER}: rules={rules!r} is not allowed: rules must be a list")
+            reject(_OWNER, "rules", rules, "rules must be a list")
         self.rules = [_normalise(index, rule) for index, rule in enumerate(rules)]
         self.interval = float(interval)
         self._rules = [_parse(rule) for rule in self.rules]
@@ -192,10 +192,7 @@ class RulePolicy:
             self._first = t
             self._operators = self._original = observation.operators
         elif not t > self._previous:
-            raise ValueError(
-                f"{_OWNER}: t={t!r} is not allowed: t must be greater than the previous "
-                f"t={self._previous!r}"
-            )
+            reject(_OWNER, "t", t, f"t must be greater than the previous t={self._previous!r}")
         self._previous = t
         self._history.append(observation)
         while self._history and t - self._history[0].t >= self._longest:
@@ -250,19 +247,16 @@ class RulePolicy:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RulePolicy) and other.spec == self.spec
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(rules={self.rules!r}, interval={self.interval!r})"
-
 
 def _normalise(index: int, rule: object) -> dict[str, Any]:
     """The rule with every key, checked; ``ValueError`` names the field, value and allowed."""
     where = f"rules[{index}]"
     if not isinstance(rule, Mapping):
-        raise ValueError(f"{_OWNER}: {where}={rule!r} is not allowed: a rule must be a dict")
+        reject(_OWNER, where, rule, "a rule must be a dict")
     _known_keys(where, rule, _RULE_KEYS)
     name = rule.get("name", "")
     if not isinstance(name, str):
-        raise ValueError(f"{_OWNER}: {where}.name={name!r} is not allowed: it must be a string")
+        reject(_OWNER, f"{where}.name", name, "it must be a string")
     check_choice(_OWNER, f"{where}.action", rule.get("action"), _ACTIONS)
     kind, factor = _one_of(f"{where}.by", rule.get("by"), ("absolute", "relative"))
     if kind == "absolute":
@@ -271,9 +265,8 @@ def _normalise(index: int, rule: object) -> dict[str, Any]:
         check_number(_OWNER, f"{where}.by.relative", factor, minimum=1, exclusive_minimum=True)
     triggers = rule.get("triggers")
     if isinstance(triggers, str | Mapping) or not isinstance(triggers, Sequence) or not triggers:
-        raise ValueError(
-            f"{_OWNER}: {where}.triggers={triggers!r} is not allowed: "
-            "it must be a non-empty list of trigger dicts"
+        reject(
+            _OWNER, f"{where}.triggers", triggers, "it must be a non-empty list of trigger dicts"
         )
     limit = rule.get("limit")
     if limit is not None:
@@ -303,15 +296,12 @@ def _normalise(index: int, rule: object) -> dict[str, Any]:
 
 def _normalise_trigger(where: str, trigger: object) -> dict[str, Any]:
     if not isinstance(trigger, Mapping):
-        raise ValueError(f"{_OWNER}: {where}={trigger!r} is not allowed: a trigger must be a dict")
+        reject(_OWNER, where, trigger, "a trigger must be a dict")
     _known_keys(where, trigger, _TRIGGER_KEYS)
     check_choice(_OWNER, f"{where}.metric", trigger.get("metric"), _METRICS)
     comparisons = [key for key in ("above", "below") if key in trigger]
     if len(comparisons) != 1:
-        raise ValueError(
-            f"{_OWNER}: {where}={dict(trigger)!r} is not allowed: "
-            "a trigger needs exactly one of 'above' and 'below'"
-        )
+        reject(_OWNER, where, dict(trigger), "a trigger needs exactly one of 'above' and 'below'")
     comparison = comparisons[0]
     threshold = trigger[comparison]
     check_number(_OWNER, f"{where}.{comparison}", threshold)
@@ -356,8 +346,11 @@ def _parse(rule: dict[str, Any]) -> _Rule:
 def _known_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str]) -> None:
     unknown = sorted(str(key) for key in set(given) - set(allowed))
     if unknown:
-        raise ValueError(
-            f"{_OWNER}: {where} has the unknown key {unknown[0]!r}; allowed keys: {list(allowed)}"
+        raise ParameterError(
+            f"{_OWNER}: {where} has the unknown key {unknown[0]!r}; allowed keys: {list(allowed)}",
+            param=f"{where}.{unknown[0]}",
+            value=next(value for key, value in given.items() if str(key) == unknown[0]),
+            allowed=f"allowed keys: {list(allowed)}",
         )
 
 
@@ -367,4 +360,4 @@ def _one_of(where: str, value: object, keys: Sequence[str]) -> tuple[str, Any]:
         ((key, item),) = value.items()
         return str(key), item
     allowed = " or ".join(f"{{{key!r}: ...}}" for key in keys)
-    raise ValueError(f"{_OWNER}: {where}={value!r} is not allowed: it must be {allowed}")
+    reject(_OWNER, where, value, f"it must be {allowed}")

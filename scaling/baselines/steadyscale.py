@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from filters.base import Configurable, reject
 from scaling.baselines.observation import Observation
 from scaling.policy import CATCH_UP, QUIET
 from scaling.scaler import Scaler
 
 
-class ScalerPolicy:
+class ScalerPolicy(Configurable):
     """A ``Scaler`` (denoiser + threshold policy + guards) behind the baselines' interface.
 
     Every ``interval`` seconds it feeds the observed ``arrival_rate`` to the Scaler at the
@@ -70,7 +71,7 @@ class ScalerPolicy:
         # Validates every part now, not at the first decision; the built spec is explicit.
         self._spec = Scaler.from_spec(spec).spec
         if not interval > 0:
-            raise ValueError(f"ScalerPolicy: interval={interval!r} is not allowed: it must be > 0")
+            reject(self.name, "interval", interval, "interval must be > 0")
         self.interval = float(interval)
         self.reported = bool(reported)
         self._scaler: Scaler | None = None

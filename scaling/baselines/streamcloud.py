@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from filters.base import check_choice, check_number
+from filters.base import Configurable, check_choice, check_number
 from scaling.baselines.observation import Observation
 from scaling.policy import ThresholdPolicy
 
 
-class StreamCloudPolicy:
+class StreamCloudPolicy(Configurable):
     """Act only when the average utilisation leaves [LUT, UUT]; then size the stage for TUT.
 
     StreamCloud's Elastic Manager, once per monitoring period and subcluster (seed 003 Fig. 12;
@@ -106,16 +104,3 @@ class StreamCloudPolicy:
             step = 1 if utilisation > self.upper else -1 if utilisation < self.lower else 0
             return self._bounds.clamp(operators + step)
         return self._bounds.needed(operators * utilisation / self.target)
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "lower": self.lower,
-            "upper": self.upper,
-            "target": self.target,
-            "provisioning": self.provisioning,
-            "min_operators": self.min_operators,
-            "max_operators": self.max_operators,
-            "interval": self.interval,
-        }

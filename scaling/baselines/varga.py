@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
 
 from filters.base import check_number
 from scaling.baselines.hpa import HpaPolicy
@@ -126,12 +125,3 @@ class VargaPolicy(HpaPolicy):
         if spread == 0:
             return observation.backlog_rate
         return sum((time - mean_t) * (lag - mean_lag) for time, lag in samples) / spread
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        spec = {key: value for key, value in super().spec.items() if key != "metric"}
-        return spec | {
-            "lag_change_target": self.lag_change_target,
-            "lag_rate_threshold": self.lag_rate_threshold,
-            "derivative_window": self.derivative_window,
-        }
