@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scaling.spark_listener import autoscale
+from scaling.spark import autoscale
 from simulator.spark import spark_session
 from simulator.stream_source import VolumeSource, parse_schedule
 

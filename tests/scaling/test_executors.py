@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from scaling.executors import Executors, InMemoryExecutors
+from scaling.spark import Executors, InMemoryExecutors
 
 
 def test_the_fake_has_the_executor_interface_and_keeps_targets_within_bounds() -> None:

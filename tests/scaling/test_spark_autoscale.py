@@ -18,8 +18,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from scaling.spark import SparkExecutorAdaptor
-from scaling.spark_listener import autoscale
+from scaling.spark import SparkExecutorAdaptor, autoscale
 from simulator.stream_source import VolumeSource
 from tests.spark_cluster import local_cluster, wait_for
 

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy
-from scaling.executors import InMemoryExecutors
-from scaling.spark_listener import (
+from scaling.spark import (
+    InMemoryExecutors,
     LocalDecider,
     RetryLater,
     Sample,

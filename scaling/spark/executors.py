@@ -1,9 +1,9 @@
 """The executor interface the Spark adaptor implements, and an in-memory fake with it.
 
 A scaling loop needs two things from a cluster: how many executors run now, and a way to ask
-for a total. ``Executors`` is that interface; ``scaling.spark.SparkExecutorAdaptor`` implements
-it on a live SparkContext and ``InMemoryExecutors`` in memory, so that everything above it
-(``scaling.spark_listener``) is tested without a cluster.
+for a total. ``Executors`` is that interface; ``scaling.spark.adaptor.SparkExecutorAdaptor``
+implements it on a live SparkContext and ``InMemoryExecutors`` in memory, so that everything
+above it (``scaling.spark.listener``) is tested without a cluster.
 
 >>> executors = InMemoryExecutors(current=2, max_executors=4)
 >>> executors.resize(6), executors.current(), executors.history

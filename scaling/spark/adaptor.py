@@ -31,7 +31,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from filters.base import check_number
-from scaling.executors import check_bounds, clamp
+from scaling.spark.executors import check_bounds, clamp
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def check_resizable(master: str, conf: Mapping[str, str | None]) -> None:
     >>> check_resizable("local[*]", {})
     Traceback (most recent call last):
     ...
-    scaling.spark.UnsupportedCluster: master='local[*]' cannot be resized: local mode runs ...
+    scaling.spark.adaptor.UnsupportedCluster: master='local[*]' cannot be resized: local mode ...
     """
     if master == "local" or master.startswith("local["):
         raise UnsupportedCluster(
@@ -75,7 +75,7 @@ def check_resizable(master: str, conf: Mapping[str, str | None]) -> None:
 class SparkExecutorAdaptor:
     """The executors of the application behind ``spark``, resized to absolute targets.
 
-    Implements ``scaling.executors.Executors``. Scaling down kills the executors with the
+    Implements ``scaling.spark.executors.Executors``. Scaling down kills the executors with the
     highest ids (the youngest, which hold the least cached and shuffle data of a long-running
     job) and pins the target; scaling up asks for the total and returns before the executors
     run (seconds on a standalone cluster, the time to schedule a pod on Kubernetes).
