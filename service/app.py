@@ -12,8 +12,8 @@ and the body limit follow them too. (``create_app`` itself does not use
 ``dependency_overrides``: while any is set, FastAPI analyses every dependency's signature again
 on every request.)
 
-When the setting ``tokens`` has any, every path but ``/healthz`` needs one
-(``TokenMiddleware``).
+When the setting ``tokens`` has any, every path but ``/healthz`` and the dashboard page's
+(``service.dashboard``: no data, the page asks for the token) needs one (``TokenMiddleware``).
 
 Routes and dependencies are ``async``: FastAPI runs plain functions in its thread pool, and a hop
 there and back costs more than a small request's own work. Calls that touch the database go
@@ -51,6 +51,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.dashboard import OPEN_PATHS, OPEN_PREFIX, dashboard
 from service.keda import serve_keda
 from service.metrics import Metrics, RequestMetricsMiddleware
 from service.models import MAX_ERRORS, STREAM_ID_ALLOWED, FieldError, Problem
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Exception, _internal_error)
     app.include_router(probes)
     app.include_router(api)
+    app.include_router(dashboard)
     return app
 
 
@@ -150,7 +152,8 @@ def open_storage(settings: Settings) -> Store:
 
 class TokenMiddleware:
     """401 unless the request carries ``Authorization: Bearer <token>`` with one of the
-    setting ``tokens``, when it has any. ``/healthz`` is always open.
+    setting ``tokens``, when it has any. ``/healthz`` and the dashboard's page and files are
+    always open.
 
     A middleware rather than a dependency, so that it covers every path (the OpenAPI document
     and the docs included) and costs next to nothing when there are no tokens.
@@ -162,7 +165,9 @@ class TokenMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tokens: list[str] = (
             scope["state"]["settings"].tokens
-            if scope["type"] == "http" and scope["path"] != "/healthz"
+            if scope["type"] == "http"
+            and scope["path"] not in OPEN_PATHS
+            and not scope["path"].startswith(OPEN_PREFIX)
             else []
         )
         if tokens:
@@ -255,7 +260,7 @@ def _allowed_methods(scope: Scope) -> list[str]:
     """Every method some route of the app takes at the scope's path (Starlette's own 405
     names only the first route that matched the path)."""
     methods: set[str] = set()
-    for route in (*probes.routes, *api.routes):
+    for route in (*probes.routes, *api.routes, *dashboard.routes):
         match, _ = route.matches(scope)
         if match != Match.NONE:
             methods |= getattr(route, "methods", None) or set()
