@@ -4,20 +4,24 @@ Series (``stream`` is the stream id; ``route`` the route template, e.g.
 ``/v1/streams/{stream_id}/samples``, or ``unmatched``; ``method`` one of the HTTP methods the
 service knows, or ``other``)::
 
-    steadyscale_filtered_volume{stream}                  filtered volume of the last decision
-    steadyscale_desired_operators{stream}                operators the last decision asks for
-    steadyscale_volume_tuples_per_second{stream}         raw volume of the last decision's sample
-    steadyscale_running_operators{stream}                operators last reported running
-    steadyscale_backlog_records{stream}                  backlog last reported (records waiting)
-    steadyscale_scaling_operations_total{stream,direction}   decisions that scaled up / down
-    steadyscale_streams_untracked                        streams without series of their own
+    steadyscale_volume_tuples_per_second{stream}            raw volume of the last decision's sample
+    steadyscale_filtered_volume_tuples_per_second{stream}   filtered volume of the last decision
+    steadyscale_desired_operators{stream}                   operators the last decision asks for
+    steadyscale_running_operators{stream}                   operators last reported running
+    steadyscale_backlog_records{stream}                     backlog last reported (records waiting)
+    steadyscale_scaling_operations_total{stream,direction}  decisions that scaled up / down
+    steadyscale_streams_untracked                           streams without series of their own
     steadyscale_http_requests_total{method,route,status}
     steadyscale_http_request_duration_seconds{method,route,status}   histogram
 
 Every label takes a bounded set of values, whatever clients send: a made-up method is
 ``other``, an unknown path ``unmatched``, and only ``max_streams`` streams have series of their
-own (the first by id at start-up, then new ones while there is room), so a scrape stays small
-at any number of streams.
+own (the first by id at start-up, then new ones while there is room). A stream has at most
+``SERIES_PER_STREAM`` series (five gauges, two counters), so the per-stream part of a scrape
+holds at most ``SERIES_PER_STREAM * max_streams`` series (7,000 with the default setting
+``stream_metrics`` of 1,000) at any number of streams. Counters have no ``_created`` series
+(``disable_created_metrics``): they would double the counters' series and Prometheus does not
+use them.
 
 The gauges are restored from storage when the app starts; the counters count from then on.
 
@@ -26,7 +30,7 @@ The gauges are restored from storage when the app starts; the counters count fro
 >>> metrics.created("orders")
 >>> metrics.decided("orders", [Decision(0.0, 120.0, 118.5, 1, 3, "up", "filtered 118.5 ...")])
 >>> [line for line in metrics.render().decode().splitlines() if 'stream="orders"' in line][:2]
-['steadyscale_filtered_volume{stream="orders"} 118.5', \
+['steadyscale_filtered_volume_tuples_per_second{stream="orders"} 118.5', \
 'steadyscale_desired_operators{stream="orders"} 3.0']
 """
 
@@ -36,7 +40,14 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scaling import Decision
@@ -44,6 +55,13 @@ from scaling import Decision
 _DIRECTIONS = ("up", "down")
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+# Gauges (volume, filtered, desired, running, backlog) and scaling counters (up, down).
+SERIES_PER_STREAM = 7
+
+# prometheus_client's switch is for the whole process: it applies to counters and histograms
+# made from here on, which are all of this module's.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 
 class Metrics:
@@ -63,7 +81,7 @@ class Metrics:
             registry=self.registry,
         )
         self._filtered = Gauge(
-            "steadyscale_filtered_volume",
+            "steadyscale_filtered_volume_tuples_per_second",
             "Filtered input volume at the stream's last decision, tuples/s.",
             ["stream"],
             registry=self.registry,

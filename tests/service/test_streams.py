@@ -340,7 +340,7 @@ def test_metrics_follow_decisions_and_forget_deleted_streams(tmp_path: Path) -> 
     found = series(metrics)
     orders = (("stream", "orders"),)
     assert found["steadyscale_desired_operators", orders] == decisions[-1].operators
-    assert found["steadyscale_filtered_volume", orders] == decisions[-1].filtered
+    assert found["steadyscale_filtered_volume_tuples_per_second", orders] == decisions[-1].filtered
     for direction in ("up", "down"):
         count = sum(d.action == direction for d in decisions)
         labels = (("direction", direction), ("stream", "orders"))
@@ -358,7 +358,10 @@ def test_metrics_are_restored_from_storage(tmp_path: Path) -> None:
     metrics = Metrics()
     open_service(tmp_path, metrics=metrics).storage.close()
     found = series(metrics)
-    assert found["steadyscale_filtered_volume", (("stream", "orders"),)] == last.filtered
+    assert (
+        found["steadyscale_filtered_volume_tuples_per_second", (("stream", "orders"),)]
+        == last.filtered
+    )
     assert (
         found["steadyscale_scaling_operations_total", (("direction", "up"), ("stream", "orders"))]
         == 0
