@@ -305,6 +305,16 @@ class MetricOut(BaseModel):
 
     value: float = Field(description="Filtered volume of the last decision, tuples/s.")
     operators: int = Field(description="Operators the last decision asks for.")
+    backlog: float | None = Field(
+        default=None, description="Records waiting, as the last sample reported; null if not."
+    )
+    running: int | None = Field(
+        default=None,
+        description="Operators actually running, as the last sample reported; null if not.",
+    )
+    processed: float | None = Field(
+        default=None, description="Records/s processed, as the last sample reported; null if not."
+    )
 
 
 class Status(BaseModel):

@@ -40,10 +40,13 @@ from psycopg_pool import ConnectionPool
 
 from scaling import Decision
 from service.storage import (
+    DECISION_COLUMNS,
+    STREAM_COLUMNS,
     StaleRevision,
     StorageBusy,
     StorageUnavailable,
     StoredStream,
+    decision_row,
     dumps_state,
     migrate,
     stored_stream,
@@ -80,15 +83,18 @@ CREATE TABLE decisions (
     reason TEXT NOT NULL,
     PRIMARY KEY (stream, t)
 );
-"""
+""",
+    """
+ALTER TABLE decisions ADD COLUMN backlog DOUBLE PRECISION,
+    ADD COLUMN running BIGINT,
+    ADD COLUMN processed DOUBLE PRECISION;
+""",
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 # pg_advisory_xact_lock's key for schema changes: "steadysc" in ASCII.
 _MIGRATION_LOCK = 0x7374656164797363
 
-_STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
-_DECISION_COLUMNS = "t, volume, filtered, previous, operators, action, reason"
 # What the readiness probe writes after a failed write, as SQLite's.
 _PROBE_BYTES = 64 * 1024
 
@@ -230,7 +236,7 @@ class PostgresStorage:
         """The stream, or ``None``."""
         with self._connection() as db:
             row = db.execute(
-                f"SELECT {_STREAM_COLUMNS} FROM streams WHERE id = %s", (stream_id,)
+                f"SELECT {STREAM_COLUMNS} FROM streams WHERE id = %s", (stream_id,)
             ).fetchone()
         return None if row is None else stored_stream(row)
 
@@ -245,7 +251,7 @@ class PostgresStorage:
         ``after``."""
         with self._connection() as db:
             rows = db.execute(
-                f"SELECT {_STREAM_COLUMNS} FROM streams WHERE id > %s ORDER BY id LIMIT %s",
+                f"SELECT {STREAM_COLUMNS} FROM streams WHERE id > %s ORDER BY id LIMIT %s",
                 ("" if after is None else after, None if limit < 0 else limit),
             ).fetchall()
         return [stored_stream(row) for row in rows]
@@ -259,7 +265,7 @@ class PostgresStorage:
         """The stream and its Scaler state (as one read), or ``None``."""
         with self._connection() as db:
             row = db.execute(
-                f"SELECT {_STREAM_COLUMNS}, state FROM streams WHERE id = %s", (stream_id,)
+                f"SELECT {STREAM_COLUMNS}, state FROM streams WHERE id = %s", (stream_id,)
             ).fetchone()
         return None if row is None else (stored_stream(row[:-1]), json.loads(row[-1]))
 
@@ -314,20 +320,9 @@ class PostgresStorage:
                 raise StaleRevision(stream_id)
             with db.cursor() as cursor:
                 cursor.executemany(
-                    "INSERT INTO decisions VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        (
-                            stream_id,
-                            d.t,
-                            d.volume,
-                            d.filtered,
-                            d.previous,
-                            d.operators,
-                            d.action,
-                            d.reason,
-                        )  # fmt: skip
-                        for d in decisions
-                    ],
+                    f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    [(stream_id, *decision_row(d)) for d in decisions],
                 )
             excess = updated[0] - retention
             if excess > 0:
@@ -343,7 +338,7 @@ class PostgresStorage:
         """The stream's last decision, or ``None``."""
         with self._connection() as db:
             row = db.execute(
-                f"SELECT {_DECISION_COLUMNS} FROM decisions WHERE stream = %s "
+                f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = %s "
                 "ORDER BY t DESC LIMIT 1",
                 (stream_id,),
             ).fetchone()
@@ -353,8 +348,8 @@ class PostgresStorage:
         """``{stream id: last decision}`` of every stream that has one."""
         with self._connection() as db:
             rows = db.execute(
-                "SELECT s.id, d.t, d.volume, d.filtered, d.previous, d.operators, d.action, "
-                "d.reason FROM streams s JOIN decisions d ON d.stream = s.id AND d.t = s.t"
+                f"SELECT stream, {DECISION_COLUMNS} FROM decisions "
+                "WHERE (stream, t) IN (SELECT id, t FROM streams)"
             ).fetchall()
         return {row[0]: Decision(*row[1:]) for row in rows}
 
@@ -362,7 +357,7 @@ class PostgresStorage:
         """The stream's first ``limit`` stored decisions with ``t > since``, by ``t``."""
         with self._connection() as db:
             rows = db.execute(
-                f"SELECT {_DECISION_COLUMNS} FROM decisions WHERE stream = %s AND t > %s "
+                f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = %s AND t > %s "
                 "ORDER BY t LIMIT %s",
                 (stream_id, float("-inf") if since is None else since, limit),
             ).fetchall()

@@ -286,9 +286,16 @@ async def history(
 @api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=_problems(404, 422))
 async def metric(stream_id: StreamId, streams: StreamsDep) -> MetricOut:
     """The filtered volume and operators of the last decision, for KEDA's metrics-api scaler
-    (``valueLocation: value``, or ``operators``); 404 before the first sample."""
+    (``valueLocation: value``, or ``operators``), with the backlog, running count and rate
+    processed its sample reported (null where it did not); 404 before the first sample."""
     decision = await run_in_threadpool(streams.latest, stream_id)
-    return MetricOut(value=decision.filtered, operators=decision.operators)
+    return MetricOut(
+        value=decision.filtered,
+        operators=decision.operators,
+        backlog=decision.backlog,
+        running=decision.running,
+        processed=decision.processed,
+    )
 
 
 def _json(body: bytes) -> Response:

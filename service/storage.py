@@ -13,14 +13,16 @@ the Scaler's new state and a new revision in one transaction, conditional on the
 being at the revision its writer read (a compare-and-set; the loser stores nothing and raises
 ``StaleRevision``).
 
-Schema (version 1)::
+Schema (version 2)::
 
     streams    id TEXT PRIMARY KEY, spec TEXT (Scaler.spec, JSON), initial_operators INTEGER,
                state TEXT (Scaler.state_dict(), JSON), operators INTEGER (after the last
                decision), t REAL (of the last decision, NULL before any), retained INTEGER
                (rows in decisions), revision TEXT (new on every write)
     decisions  stream TEXT, t REAL, volume REAL, filtered REAL, previous INTEGER,
-               operators INTEGER, action TEXT, reason TEXT; PRIMARY KEY (stream, t)
+               operators INTEGER, action TEXT, reason TEXT, backlog REAL, running INTEGER,
+               processed REAL (the last three as the job reported them with the sample, NULL
+               when it did not); PRIMARY KEY (stream, t)
 
 Each applied sample has exactly one decision, and a decision holds its sample (``t``,
 ``volume``), so one row per applied sample stores both.
@@ -98,12 +100,22 @@ CREATE TABLE IF NOT EXISTS decisions (
     reason TEXT NOT NULL,
     PRIMARY KEY (stream, t)
 ) WITHOUT ROWID;
-"""
+""",
+    # 2: what the job reported with each sample (issue 13); NULL where it did not, and in the
+    # rows stored before this version.
+    """
+ALTER TABLE decisions ADD COLUMN backlog REAL;
+ALTER TABLE decisions ADD COLUMN running INTEGER;
+ALTER TABLE decisions ADD COLUMN processed REAL;
+""",
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
-_STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
-_DECISION_COLUMNS = "t, volume, filtered, previous, operators, action, reason"
+STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
+# In the order of Decision's fields, so that Decision(*row) reads a row back.
+DECISION_COLUMNS = (
+    "t, volume, filtered, previous, operators, action, reason, backlog, running, processed"
+)
 # What the readiness probe writes after a failed write: room for a few small batches.
 _PROBE_BYTES = 64 * 1024
 # Keep IN (...) lists well under SQLite's limit on bound parameters.
@@ -288,9 +300,19 @@ class Storage:
         path = self.path
         with self._connection() as db:
             db.execute("PRAGMA journal_mode=WAL")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            migrate(str(path), version, _MIGRATIONS, db.executescript)
-            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            # One transaction, the version read inside it: a migration applies whole or not at
+            # all, and processes opening the file together take turns (the second finds the
+            # schema up to date). executescript would commit first, hence one statement at a
+            # time.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                migrate(str(path), version, _MIGRATIONS, lambda script: _execute_each(db, script))
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def close(self) -> None:
         """Close every connection; connections in use close when they are given back."""
@@ -363,7 +385,7 @@ class Storage:
         """The stream, or ``None``."""
         with self._connection() as db:
             row = db.execute(
-                f"SELECT {_STREAM_COLUMNS} FROM streams WHERE id = ?", (stream_id,)
+                f"SELECT {STREAM_COLUMNS} FROM streams WHERE id = ?", (stream_id,)
             ).fetchone()
         return None if row is None else stored_stream(row)
 
@@ -378,7 +400,7 @@ class Storage:
         ``after``."""
         with self._connection() as db:
             rows = db.execute(
-                f"SELECT {_STREAM_COLUMNS} FROM streams WHERE id > ? ORDER BY id LIMIT ?",
+                f"SELECT {STREAM_COLUMNS} FROM streams WHERE id > ? ORDER BY id LIMIT ?",
                 ("" if after is None else after, limit),
             ).fetchall()
         return [stored_stream(row) for row in rows]
@@ -392,7 +414,7 @@ class Storage:
         """The stream and its Scaler state (as one read), or ``None``."""
         with self._connection() as db:
             row = db.execute(
-                f"SELECT {_STREAM_COLUMNS}, state FROM streams WHERE id = ?", (stream_id,)
+                f"SELECT {STREAM_COLUMNS}, state FROM streams WHERE id = ?", (stream_id,)
             ).fetchone()
         return None if row is None else (stored_stream(row[:-1]), json.loads(row[-1]))
 
@@ -450,20 +472,9 @@ class Storage:
             if not updated:
                 raise StaleRevision(stream_id)
             db.executemany(
-                "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        stream_id,
-                        d.t,
-                        d.volume,
-                        d.filtered,
-                        d.previous,
-                        d.operators,
-                        d.action,
-                        d.reason,
-                    )
-                    for d in decisions
-                ],
+                f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(stream_id, *decision_row(d)) for d in decisions],
             )
             excess = updated[0][0] - retention
             if excess > 0:
@@ -479,7 +490,7 @@ class Storage:
         """The stream's last decision, or ``None``."""
         with self._connection() as db:
             row = db.execute(
-                f"SELECT {_DECISION_COLUMNS} FROM decisions WHERE stream = ? "
+                f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = ? "
                 "ORDER BY t DESC LIMIT 1",
                 (stream_id,),
             ).fetchone()
@@ -489,8 +500,8 @@ class Storage:
         """``{stream id: last decision}`` of every stream that has one."""
         with self._connection() as db:
             rows = db.execute(
-                "SELECT s.id, d.t, d.volume, d.filtered, d.previous, d.operators, d.action, "
-                "d.reason FROM streams s JOIN decisions d ON d.stream = s.id AND d.t = s.t"
+                f"SELECT stream, {DECISION_COLUMNS} FROM decisions "
+                "WHERE (stream, t) IN (SELECT id, t FROM streams)"
             ).fetchall()
         return {row[0]: Decision(*row[1:]) for row in rows}
 
@@ -498,7 +509,7 @@ class Storage:
         """The stream's first ``limit`` stored decisions with ``t > since``, by ``t``."""
         with self._connection() as db:
             rows = db.execute(
-                f"SELECT {_DECISION_COLUMNS} FROM decisions WHERE stream = ? AND t > ? "
+                f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = ? AND t > ? "
                 "ORDER BY t LIMIT ?",
                 (stream_id, float("-inf") if since is None else since, limit),
             ).fetchall()
@@ -586,6 +597,21 @@ def prepare_file(path: Path) -> None:
             f"cannot use {path} for the database: {error.strerror or error} "
             "(the data directory must be a writable directory)"
         ) from error
+
+
+def _execute_each(db: sqlite3.Connection, script: str) -> None:
+    """Run the statements of ``script`` (none holds a ';' of its own) in the open
+    transaction."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def decision_row(decision: Decision) -> tuple[Any, ...]:
+    """The values of ``DECISION_COLUMNS`` for ``decision``, as both backends store them."""
+    d = decision
+    return (d.t, d.volume, d.filtered, d.previous, d.operators, d.action, d.reason,
+            d.backlog, d.running, d.processed)  # fmt: skip
 
 
 def stored_stream(row: Sequence[Any]) -> StoredStream:

@@ -40,12 +40,16 @@ def noisy(n: int, seed: int = 11) -> list[dict[str, float]]:
     return [{"t": float(t), "volume": float(v)} for t, v in enumerate(volumes)]
 
 
-def uninterrupted(samples: list[dict[str, float]]) -> list[dict[str, Any]]:
+def uninterrupted(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
     spec = {key: CONFIG[key] for key in ("filter", "policy", "guards")}
     scaler = Scaler.from_spec(spec, operators=CONFIG["operators"])
-    # The fields the API answers (a Decision may hold more, e.g. what the job reported).
+    # The fields the API answers (a Decision may hold more).
     fields = DecisionOut.model_fields
-    decisions = [scaler.observe(s["volume"], s["t"]).to_dict() for s in samples]
+    reports = ("backlog", "running", "processed")
+    decisions = [
+        scaler.observe(s["volume"], s["t"], **{key: s.get(key) for key in reports}).to_dict()
+        for s in samples
+    ]
     return [{key: value for key, value in d.items() if key in fields} for d in decisions]
 
 
@@ -122,7 +126,13 @@ def test_latest_decision_history_and_the_keda_metric(client: TestClient) -> None
     expected = uninterrupted(samples)
     assert client.get(f"{STREAM}/decision").json() == expected[-1]
     metric = client.get(f"{STREAM}/metric").json()
-    assert metric == {"value": expected[-1]["filtered"], "operators": expected[-1]["operators"]}
+    assert metric == {
+        "value": expected[-1]["filtered"],
+        "operators": expected[-1]["operators"],
+        "backlog": None,
+        "running": None,
+        "processed": None,
+    }
     pages, since = [], None
     while True:
         params = {"limit": 10} | ({} if since is None else {"since": since})
@@ -133,6 +143,35 @@ def test_latest_decision_history_and_the_keda_metric(client: TestClient) -> None
         since = page["next_since"]
     assert [len(page) for page in pages] == [10, 10, 5]
     assert [d for page in pages for d in page] == expected
+
+
+def reporting(n: int) -> list[dict[str, Any]]:
+    """Samples of which every other one carries what the job reported, as a job that reports
+    now and then sends them."""
+    samples: list[dict[str, Any]] = noisy(n)
+    for index, sample in enumerate(samples[::2]):
+        sample.update(backlog=float(40 * index), running=2 + index % 5, processed=300.0 + index)
+    return samples
+
+
+def test_what_the_job_reported_is_in_the_history_and_the_metric_after_a_restart(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    samples = reporting(60)
+    expected = uninterrupted(samples)
+    assert expected[10]["backlog"] == 200.0 and expected[11]["running"] is None
+    settings = Settings(data_dir=tmp_path, database_url=database_url)
+    with TestClient(create_app(settings)) as client:
+        client.put(STREAM, json=CONFIG)
+        post(client, samples[:30])
+        assert post(client, samples[:30]).json()["duplicates"] == 30
+    with TestClient(create_app(settings)) as client:
+        post(client, samples[20:])
+        assert client.get(f"{STREAM}/history").json()["decisions"] == expected
+        assert client.get(f"{STREAM}/decision").json() == expected[-1]
+        post(client, [{"t": 60.0, "volume": 10.0, "backlog": 7.5, "running": 0}])
+        metric = client.get(f"{STREAM}/metric").json()
+        assert (metric["backlog"], metric["running"], metric["processed"]) == (7.5, 0, None)
 
 
 def test_delete_removes_the_stream_and_answers_it(client: TestClient) -> None:

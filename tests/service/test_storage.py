@@ -19,6 +19,8 @@ import psycopg
 import pytest
 
 from scaling import Decision
+from service import postgres
+from service import storage as sqlite_storage
 from service.postgres import PostgresStorage
 from service.storage import StaleRevision, Storage, StorageBusy, StorageUnavailable, Store
 from tests.service.conftest import PostgresServer
@@ -61,13 +63,13 @@ def test_the_file_is_created_with_its_directory_in_wal_mode(tmp_path: Path) -> N
     assert storage.path.exists()
     with sqlite3.connect(storage.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("PRAGMA user_version").fetchone() == (1,)
+        assert db.execute("PRAGMA user_version").fetchone() == (2,)
 
 
 def test_postgresql_records_its_schema_version(postgres_url: str) -> None:
     PostgresStorage(postgres_url).close()
     with psycopg.connect(postgres_url) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
 
 
 def test_a_database_from_a_newer_steadyscale_is_refused_untouched(
@@ -77,13 +79,77 @@ def test_a_database_from_a_newer_steadyscale_is_refused_untouched(
     storage.close()
     if isinstance(storage, Storage):
         with sqlite3.connect(storage.path) as db:
-            db.execute("PRAGMA user_version = 2")
+            db.execute("PRAGMA user_version = 3")
     else:
         assert isinstance(storage, PostgresStorage)
         with psycopg.connect(storage.url) as db:
-            db.execute("UPDATE schema_version SET version = 2")
-    with pytest.raises(OSError, match="schema version 2; this steadyscale reads versions up to 1"):
+            db.execute("UPDATE schema_version SET version = 3")
+    with pytest.raises(OSError, match="schema version 3; this steadyscale reads versions up to 2"):
         open_again()
+
+
+def create_version_1(database_url: str | None, path: Path) -> None:
+    """A database as steadyscale's schema version 1 left it: one stream, two decisions, no
+    columns for what the job reported."""
+    stream = "INSERT INTO streams VALUES ('orders', '{}', 1, '{}', 2, 1.0, 2, 'r1')"
+    rows = [
+        "INSERT INTO decisions VALUES ('orders', 0.0, 100.0, 100.0, 1, 2, 'up', 'first')",
+        "INSERT INTO decisions VALUES ('orders', 1.0, 101.0, 101.0, 2, 2, 'none', 'second')",
+    ]
+    if database_url is None:
+        with sqlite3.connect(path) as db:
+            db.executescript(sqlite_storage._MIGRATIONS[0])
+            for statement in (stream, *rows, "PRAGMA user_version = 1"):
+                db.execute(statement)
+        return
+    with psycopg.connect(database_url) as pg:
+        pg.execute(postgres._MIGRATIONS[0])
+        pg.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for statement in (stream, *rows, "INSERT INTO schema_version VALUES (1)"):
+            pg.execute(statement)
+
+
+def test_a_version_1_database_is_upgraded_once_keeping_its_decisions(
+    database_url: str | None, tmp_path: Path
+) -> None:
+    path = tmp_path / "steadyscale.db"
+    create_version_1(database_url, path)
+    opened: list[Store] = []
+
+    def open_one() -> None:
+        opened.append(Storage(path) if database_url is None else PostgresStorage(database_url))
+
+    # Replicas of the new version starting together: one upgrades, the others find it done.
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(opened) == 4
+    storage = opened[0]
+    old = storage.history("orders", None, 10)
+    assert old == [
+        Decision(0.0, 100.0, 100.0, 1, 2, "up", "first"),
+        Decision(1.0, 101.0, 101.0, 2, 2, "none", "second"),
+    ]
+    reported = Decision(2.0, 90.0, 95.0, 2, 2, "none", "third", 40.0, 2, 88.5)
+    storage.append("orders", "r1", [reported], {}, retention=10)
+    assert opened[3].history("orders", None, 10) == [*old, reported]
+    for each in opened:
+        each.close()
+
+
+def test_what_the_job_reported_is_stored_with_each_decision(storage: Store) -> None:
+    rows = [
+        Decision(0.0, 120.0, 120.0, 1, 3, "up", "a", backlog=5e14, running=1, processed=0.0),
+        Decision(1.0, 130.0, 125.0, 3, 3, "none", "b"),
+        Decision(2.0, 140.0, 130.0, 2, 3, "up", "c", backlog=0.0, running=2, processed=1e12),
+        Decision(3.0, 150.0, 135.0, 3, 3, "none", "d", running=1_000_000_000),
+    ]
+    append(storage, "orders", rows)
+    assert storage.history("orders", None, 10) == rows
+    assert storage.latest_decision("orders") == rows[-1]
+    assert storage.latest_decisions() == {"orders": rows[-1]}
 
 
 def test_replicas_opening_an_empty_database_together_create_the_schema_once(
