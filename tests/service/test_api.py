@@ -553,7 +553,9 @@ def test_prometheus_metrics_have_the_per_stream_series(client: TestClient) -> No
         for sample in family.samples
     }
     orders = (("stream", "orders"),)
-    assert found["steadyscale_filtered_volume", orders] == expected[-1]["filtered"]
+    assert (
+        found["steadyscale_filtered_volume_tuples_per_second", orders] == expected[-1]["filtered"]
+    )
     assert found["steadyscale_desired_operators", orders] == expected[-1]["operators"]
     for direction in ("up", "down"):
         labels = (("direction", direction), ("stream", "orders"))
