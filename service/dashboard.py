@@ -11,7 +11,9 @@ The page and its files hold no data, so they are served without a token (``OPEN_
 needs one when the service has tokens, and the page asks for it once, keeping it in the tab's
 ``sessionStorage``.
 
-None of these routes is in the OpenAPI document: they are not part of the API.
+None of these is in the OpenAPI document: they are not part of the API. The page's "what if"
+panel is: ``POST /v1/streams/{id}/what-if`` replays the stream's retained samples through another
+configuration and answers the decisions it would have made, storing nothing (a dry run).
 """
 
 from __future__ import annotations
@@ -19,11 +21,16 @@ from __future__ import annotations
 import importlib.resources
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 
+from service.body import JSONRoute
+from service.models import DecisionOut, StreamConfig
+from service.routes import StreamId, StreamsDep, _decision_out, _json, _problems
 from service.settings import Settings, get_settings
-from service.streams import ServiceError
+from service.streams import ServiceError, build_scaler
 
 # Served without a token: the page and its files, never the data.
 OPEN_PREFIX = "/dashboard/"
@@ -32,6 +39,8 @@ OPEN_PATHS = frozenset({"/", "/healthz"})
 # Every file the page loads, and its media type: nothing else under OPEN_PREFIX answers.
 ASSETS = {
     "dashboard.js": "text/javascript; charset=utf-8",
+    "chart.js": "text/javascript; charset=utf-8",
+    "whatif.js": "text/javascript; charset=utf-8",
     "dashboard.css": "text/css; charset=utf-8",
     "uPlot.iife.min.js": "text/javascript; charset=utf-8",
     "uPlot.min.css": "text/css; charset=utf-8",
@@ -45,12 +54,70 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'"
 )
 
+# The most samples one what-if replays: as many as the page draws in a chart. At about 30 µs a
+# sample (the default filter), a worker thread's 0.6 s at most.
+MAX_REPLAY = 20_000
+
 _STATIC = importlib.resources.files("service") / "static"
 
-dashboard = APIRouter(include_in_schema=False)
+dashboard = APIRouter(route_class=JSONRoute)
 
 
-@dashboard.get("/", response_class=HTMLResponse)
+class WhatIfOut(BaseModel):
+    """The decisions another configuration would have made on the stream's samples."""
+
+    decisions: list[DecisionOut] = Field(description="One per sample replayed, in order.")
+    scaling_operations: int = Field(description="Decisions that changed the operator count.")
+
+
+@dashboard.post(
+    "/v1/streams/{stream_id}/what-if",
+    tags=["streams"],
+    response_model=WhatIfOut,
+    responses=_problems(400, 401, 404, 413, 415, 422, 503),
+)
+async def what_if(
+    stream_id: StreamId,
+    config: StreamConfig,
+    streams: StreamsDep,
+    since: Annotated[
+        float | None,
+        Query(allow_inf_nan=False, description="Replay the samples with t > since."),
+    ] = None,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_REPLAY, description="Most samples replayed, the first ones.")
+    ] = MAX_REPLAY,
+) -> Response:
+    """A dry run: the stream's retained samples (with what the job reported) through a fresh
+    Scaler of ``config``, starting at ``config.operators``. Nothing is stored; the stream and
+    its decisions stay as they are."""
+
+    def replay() -> bytes:
+        scaler = build_scaler(config)
+        samples = streams.history(stream_id, since, limit)
+        decisions = [
+            scaler.observe(
+                sample.volume,
+                sample.t,
+                backlog=sample.backlog,
+                running=sample.running,
+                processed=sample.processed,
+            )
+            for sample in samples
+        ]
+        return (
+            WhatIfOut(
+                decisions=[_decision_out(decision) for decision in decisions],
+                scaling_operations=sum(decision.action != "none" for decision in decisions),
+            )
+            .model_dump_json()
+            .encode()
+        )
+
+    return _json(await run_in_threadpool(replay))
+
+
+@dashboard.get("/", response_class=HTMLResponse, include_in_schema=False)
 async def page(settings: Annotated[Settings, Depends(get_settings)]) -> Response:
     """The dashboard; it asks for a token before reading any data when the service has
     tokens (``data-tokens="required"``), rather than meet a 401 first."""
@@ -66,7 +133,7 @@ async def page(settings: Annotated[Settings, Depends(get_settings)]) -> Response
     )
 
 
-@dashboard.get(OPEN_PREFIX + "{name}")
+@dashboard.get(OPEN_PREFIX + "{name}", include_in_schema=False)
 async def asset(name: str) -> Response:
     """One of the page's files (``ASSETS``); 404 for any other name."""
     media_type = ASSETS.get(name)

@@ -9,9 +9,8 @@
   const LIST_PAGE = 1000; // the most GET /v1/streams answers at once
   const HISTORY_PAGE = 10000;
   const MAX_POINTS = 20000; // per chart; a longer window shows its last MAX_POINTS decisions
-  const MARKER_HOVER_PX = 8;
-  const colour = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   const $ = (id) => document.getElementById(id);
+  const { chart, whatIf } = window.steadyscale;
 
   const state = {
     streams: [],
@@ -28,11 +27,13 @@
 
   class Unauthorized extends Error {}
 
-  async function api(path) {
+  // GET (or, with options, POST) one of the service's JSON routes, with the token if any.
+  async function api(path, options = {}) {
     const headers = { Accept: "application/json" };
+    if (options.body !== undefined) headers["Content-Type"] = "application/json";
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = "Bearer " + token;
-    const response = await fetch(path, { headers, cache: "no-store" });
+    const response = await fetch(path, { ...options, headers, cache: "no-store" });
     if (response.status === 401) throw new Unauthorized("the token was refused");
     if (!response.ok) {
       let detail = response.statusText;
@@ -87,7 +88,7 @@
     const ids = new Set(inView.map((s) => s.id));
     for (const [id, entry] of state.charts) {
       if (!ids.has(id)) {
-        if (entry.plot) entry.plot.destroy();
+        forget(entry);
         state.charts.delete(id);
       }
     }
@@ -98,6 +99,7 @@
         state.charts.set(stream.id, entry);
       }
       entry.stream = stream;
+      entry.view.unit = chart.unitVolume(stream.config.policy);
       describe(entry);
       return entry.card;
     });
@@ -110,6 +112,11 @@
     }
   }
 
+  function forget(entry) {
+    if (entry.plot) entry.plot.destroy();
+    whatIf.close(entry);
+  }
+
   function newEntry(stream) {
     const card = document.createElement("section");
     card.className = "stream";
@@ -120,19 +127,17 @@
     const facts = document.createElement("span");
     facts.className = "facts";
     title.append(name, facts);
-    const chart = document.createElement("div");
-    chart.className = "chart";
+    const plot = document.createElement("div");
+    plot.className = "chart";
     const reason = document.createElement("p");
     reason.className = "reason";
-    card.append(title, chart, reason);
-    return { stream, card, facts, chart, reason, rows: [], lastT: null, plot: null, top: 1 };
-  }
-
-  // Operators needed = ceil(filtered / (capacity x utilisation)) without a backlog: the
-  // threshold lines sit at n times that volume.
-  function unitVolume(stream) {
-    const policy = stream.config.policy;
-    return policy.capacity * (policy.utilisation ?? 1);
+    card.append(title, plot, reason);
+    const entry = { stream, card, facts, chart: plot, reason, rows: [], lastT: null, since: null };
+    entry.plot = null;
+    entry.view = { unit: chart.unitVolume(stream.config.policy), top: 1, rows: [], reason };
+    entry.view.series = SERIES;
+    title.append(whatIf.button(entry, api));
+    return entry;
   }
 
   function describe(entry) {
@@ -145,7 +150,7 @@
       running ? `running ${running.running}` : null,
       `capacity ${stream.config.policy.capacity} tuples/s`,
       `filter ${filter}`,
-      last ? `t ${formatT(last.t)}` : "no sample yet",
+      last ? `t ${chart.formatT(last.t)}` : "no sample yet",
     ];
     entry.facts.textContent = parts.filter(Boolean).join(" · ");
   }
@@ -157,6 +162,7 @@
       return;
     }
     let since = entry.lastT ?? stream.t - state.window;
+    if (entry.since === null) entry.since = since;
     const fresh = [];
     do {
       const query = new URLSearchParams({ limit: String(HISTORY_PAGE), since: String(since) });
@@ -175,27 +181,35 @@
       since = page.next_since;
     } while (since !== null && fresh.length < MAX_POINTS);
     if (!fresh.length && entry.plot) return;
-    entry.rows = entry.rows.concat(fresh);
-    if (entry.rows.length) {
-      entry.lastT = entry.rows[entry.rows.length - 1].t;
+    const rows = entry.rows.concat(fresh);
+    if (rows.length) {
+      entry.lastT = rows[rows.length - 1].t;
       const start = entry.lastT - state.window;
-      const first = entry.rows.findIndex((row) => row.t > start);
-      entry.rows = entry.rows.slice(Math.max(first, entry.rows.length - MAX_POINTS));
+      const cut = Math.max(rows.findIndex((row) => row.t > start), rows.length - MAX_POINTS);
+      // The rows drawn are exactly those with t > since: what a what-if replays.
+      if (cut > 0) entry.since = rows[cut - 1].t;
+      entry.rows = rows.slice(cut);
     }
     describe(entry);
     draw(entry);
   }
 
   function columns(rows) {
-    const running = rows.map((row) => (row.running ?? null));
     return [
       rows.map((row) => row.t),
       rows.map((row) => row.volume),
       rows.map((row) => row.filtered),
       rows.map((row) => row.operators),
-      running,
+      rows.map((row) => row.running ?? null),
     ];
   }
+
+  const SERIES = [
+    { label: "raw", scale: "v", stroke: "--raw" },
+    { label: "filtered", scale: "v", stroke: "--filtered", width: 2 },
+    { label: "decided", scale: "n", stroke: "--decided", width: 2, stepped: true },
+    { label: "running", scale: "n", stroke: "--running", width: 2, dash: [6, 4], stepped: true },
+  ];
 
   function draw(entry) {
     const { rows, card } = entry;
@@ -212,162 +226,14 @@
       }
       return;
     }
-    const unit = unitVolume(entry.stream);
-    let top = 0;
-    for (const row of rows) {
-      top = Math.max(top, row.volume * 1.05, row.filtered * 1.05, (row.operators + 0.5) * unit);
-      if (row.running != null) top = Math.max(top, (row.running + 0.5) * unit);
-    }
-    entry.top = top;
-    const data = columns(rows);
+    entry.view.rows = rows;
+    entry.view.top = chart.top(entry.view.unit, rows);
     if (entry.plot) {
-      entry.plot.setData(data);
+      entry.plot.setData(columns(rows));
     } else {
-      entry.chart.replaceChildren();
-      entry.plot = new uPlot(chartOptions(entry), data, entry.chart);
+      entry.plot = chart.create(entry.chart, entry.view, columns(rows));
     }
     card.dataset.drawn = String(rows.length);
-  }
-
-  function chartOptions(entry) {
-    const unit = unitVolume(entry.stream);
-    const epoch = entry.rows[0].t > 1e9; // seconds since 1970: a time axis
-    const stepped = uPlot.paths.stepped({ align: 1 });
-    return {
-      width: Math.max(300, entry.chart.clientWidth || 560),
-      height: 240,
-      cursor: { drag: { x: true, y: false }, points: { size: 5 } },
-      legend: { live: true },
-      scales: {
-        x: { time: epoch },
-        v: { range: () => [0, entry.top] },
-        n: { range: () => [0, entry.top / unit] },
-      },
-      axes: [
-        { label: epoch ? null : "t (s)", labelSize: epoch ? 0 : 18 },
-        { scale: "v", label: "tuples/s", size: 55 },
-        {
-          scale: "n",
-          side: 1,
-          label: "operators",
-          size: 40,
-          grid: { show: false },
-          splits: (u) => thresholds(u, entry).map((k) => k),
-          values: (u, splits) => splits.map((k) => String(k)),
-        },
-      ],
-      series: [
-        { label: "t", value: (u, t) => (t == null ? "–" : formatT(t)) },
-        { label: "raw", scale: "v", stroke: colour("--raw"), width: 1, value: numberValue },
-        { label: "filtered", scale: "v", stroke: colour("--filtered"), width: 2, value: numberValue },
-        { label: "decided", scale: "n", stroke: colour("--decided"), width: 2, paths: stepped },
-        {
-          label: "running",
-          scale: "n",
-          stroke: colour("--running"),
-          width: 2,
-          dash: [6, 4],
-          paths: stepped,
-        },
-      ],
-      hooks: {
-        drawAxes: [(u) => drawThresholds(u, entry)],
-        draw: [(u) => drawMarkers(u, entry)],
-        setCursor: [(u) => hover(u, entry)],
-      },
-    };
-  }
-
-  function numberValue(u, value) {
-    return value == null ? "–" : value.toFixed(value >= 100 ? 0 : 1);
-  }
-
-  function formatT(t) {
-    return t > 1e9 ? new Date(t * 1000).toLocaleTimeString() : String(+t.toFixed(3));
-  }
-
-  // n = 1, 2, ... up to the top of the chart, every step-th when there are more than 10.
-  function thresholds(u, entry) {
-    const most = Math.floor(entry.top / unitVolume(entry.stream));
-    const step = Math.max(1, Math.ceil(most / 10));
-    const counts = [];
-    for (let k = step; k <= most; k += step) counts.push(k);
-    return counts;
-  }
-
-  function drawThresholds(u, entry) {
-    const unit = unitVolume(entry.stream);
-    const { ctx, bbox } = u;
-    ctx.save();
-    ctx.strokeStyle = colour("--threshold");
-    ctx.lineWidth = devicePixelRatio;
-    ctx.setLineDash([4 * devicePixelRatio, 4 * devicePixelRatio]);
-    ctx.beginPath();
-    for (const k of thresholds(u, entry)) {
-      const y = Math.round(u.valToPos(k * unit, "v", true)) + 0.5;
-      ctx.moveTo(bbox.left, y);
-      ctx.lineTo(bbox.left + bbox.width, y);
-    }
-    ctx.stroke();
-    ctx.restore();
-  }
-
-  // A triangle on the decided step at each scaling operation: up, or down.
-  function drawMarkers(u, entry) {
-    const { ctx, bbox } = u;
-    const size = 5 * devicePixelRatio;
-    ctx.save();
-    for (const row of entry.rows) {
-      if (row.action === "none") continue;
-      const x = u.valToPos(row.t, "x", true);
-      if (x < bbox.left || x > bbox.left + bbox.width) continue;
-      const y = u.valToPos(row.operators, "n", true);
-      const tip = row.action === "up" ? -size : size;
-      ctx.fillStyle = colour(row.action === "up" ? "--decided" : "--filtered");
-      ctx.beginPath();
-      ctx.moveTo(x, y + tip);
-      ctx.lineTo(x - size, y - tip);
-      ctx.lineTo(x + size, y - tip);
-      ctx.closePath();
-      ctx.fill();
-    }
-    ctx.restore();
-  }
-
-  // Under the chart, the reason of the decision under the cursor; near a scaling operation's
-  // marker, a tooltip with that operation's reason.
-  function hover(u, entry) {
-    const tooltip = $("tooltip");
-    const { left, top, idx } = u.cursor;
-    if (left == null || left < 0 || idx == null) {
-      tooltip.hidden = true;
-      entry.reason.textContent = "";
-      return;
-    }
-    const row = entry.rows[idx];
-    if (row) entry.reason.textContent = `t ${formatT(row.t)}: ${row.reason}`;
-    let nearest = null;
-    let distance = MARKER_HOVER_PX;
-    for (const candidate of entry.rows) {
-      if (candidate.action === "none") continue;
-      const away = Math.abs(u.valToPos(candidate.t, "x") - left);
-      if (away <= distance) {
-        nearest = candidate;
-        distance = away;
-      }
-    }
-    if (!nearest) {
-      tooltip.hidden = true;
-      return;
-    }
-    const arrow = nearest.action === "up" ? "▲ up" : "▼ down";
-    const heading = document.createElement("b");
-    heading.textContent = `${arrow} ${nearest.previous} → ${nearest.operators} at t ${formatT(nearest.t)}`;
-    tooltip.replaceChildren(heading, document.createElement("br"), nearest.reason);
-    const box = u.over.getBoundingClientRect();
-    tooltip.style.left = `${Math.min(box.left + left + 12, innerWidth - 340)}px`;
-    tooltip.style.top = `${box.top + top + 12}px`;
-    tooltip.hidden = false;
   }
 
   function status(text, error = false) {
@@ -437,9 +303,7 @@
   });
   $("window").addEventListener("change", (event) => {
     state.window = Number(event.target.value);
-    for (const entry of state.charts.values()) {
-      if (entry.plot) entry.plot.destroy();
-    }
+    for (const entry of state.charts.values()) forget(entry);
     state.charts.clear();
     reshow();
   });
@@ -455,7 +319,8 @@
   });
   addEventListener("resize", () => {
     for (const entry of state.charts.values()) {
-      if (entry.plot) entry.plot.setSize({ width: entry.chart.clientWidth, height: 240 });
+      if (entry.plot) chart.fit(entry.plot, entry.chart);
+      whatIf.fit(entry);
     }
   });
 

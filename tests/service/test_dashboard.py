@@ -131,3 +131,61 @@ def test_per_stream_series_stay_within_the_documented_bound(tmp_path: Path) -> N
         # Every series a stream can have: its gauges, and both scaling counters.
         assert len(found) == SERIES_PER_STREAM * 3
         assert "steadyscale_streams_untracked 2.0" in client.get("/metrics").text
+
+
+def stream_with_history(client: TestClient, count: int = 200) -> list[dict[str, object]]:
+    """The stream 'orders' with ``count`` samples, some reporting a running count and backlog;
+    its decisions."""
+    assert client.put("/v1/streams/orders", json=STREAM).status_code == 201
+    samples = [
+        {"t": float(t), "volume": 100.0 + 250.0 * (t // 50 % 2) + 20.0 * (t % 5)}
+        | ({"running": 3, "backlog": 40.0} if t % 10 == 0 else {})
+        for t in range(count)
+    ]
+    answer = client.post("/v1/streams/orders/samples", json={"samples": samples})
+    assert answer.status_code == 200, answer.text
+    decisions: list[dict[str, object]] = answer.json()["decisions"]
+    return decisions
+
+
+def test_what_if_with_the_streams_own_configuration_decides_as_it_did(
+    client: TestClient,
+) -> None:
+    decided = stream_with_history(client)
+    stream = client.get("/v1/streams/orders").json()
+    history = client.get("/v1/streams/orders/history").json()
+    replayed = client.post("/v1/streams/orders/what-if", json=stream["config"])
+    assert replayed.status_code == 200, replayed.text
+    body = replayed.json()
+    assert body["decisions"] == decided
+    assert body["scaling_operations"] == sum(d["action"] != "none" for d in decided)
+    # A dry run: the stream and its decisions are as they were.
+    assert client.get("/v1/streams/orders").json() == stream
+    assert client.get("/v1/streams/orders/history").json() == history
+
+
+def test_what_if_another_configuration_over_the_samples_asked_for(client: TestClient) -> None:
+    decided = stream_with_history(client)
+    raw = {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "operators": 2}
+    whole = client.post("/v1/streams/orders/what-if", json=raw).json()
+    scaled = sum(d["action"] != "none" for d in decided)
+    assert whole["scaling_operations"] > scaled
+    assert [d["volume"] for d in whole["decisions"]] == [d["volume"] for d in decided]
+    part = client.post("/v1/streams/orders/what-if", params={"since": 99, "limit": 50}, json=raw)
+    assert [d["t"] for d in part.json()["decisions"]] == [float(t) for t in range(100, 150)]
+
+
+def test_what_if_refusals_name_what_is_wrong(secured: TestClient) -> None:
+    right = {"Authorization": f"Bearer {TOKEN}"}
+    assert secured.post("/v1/streams/orders/what-if", json=STREAM).status_code == 401
+    missing = secured.post("/v1/streams/orders/what-if", json=STREAM, headers=right)
+    assert missing.status_code == 404
+    assert secured.put("/v1/streams/orders", json=STREAM, headers=right).status_code == 201
+    bad = {"filter": {"name": "tvd", "lam": -1.0}, "policy": {"capacity": 50.0}}
+    refused = secured.post("/v1/streams/orders/what-if", json=bad, headers=right)
+    assert refused.status_code == 422
+    assert refused.json()["errors"][0]["field"].startswith("filter")
+    too_many = secured.post(
+        "/v1/streams/orders/what-if", params={"limit": 20_001}, json=STREAM, headers=right
+    )
+    assert too_many.status_code == 422 and too_many.json()["errors"][0]["field"] == "limit"
