@@ -157,15 +157,13 @@
 
   async function refresh(entry) {
     const { stream } = entry;
-    if (entry.lastT === null && stream.t === null) {
-      draw(entry);
-      return;
-    }
-    let since = entry.lastT ?? stream.t - state.window;
-    if (entry.since === null) entry.since = since;
+    // First the window before the stream's last sample as listed (all of it before any).
+    let since = entry.lastT ?? (stream.t === null ? null : stream.t - state.window);
+    if (entry.lastT === null) entry.since = since;
     const fresh = [];
     do {
-      const query = new URLSearchParams({ limit: String(HISTORY_PAGE), since: String(since) });
+      const query = new URLSearchParams({ limit: String(HISTORY_PAGE) });
+      if (since !== null) query.set("since", String(since));
       const path = `/v1/streams/${encodeURIComponent(stream.id)}/history?${query}`;
       let page;
       try {
