@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: run test test-fast
+.PHONY: run test test-fast test-tools
 
 # Ctrl-C (or a TERM) stops the service cleanly: the shell waits for it to shut down, and a stop
 # by either signal is a clean exit, so make has no failed command to report.
@@ -13,18 +13,35 @@ run: $(VENV)/.installed-run
 	@trap true INT TERM; $(BIN)/steadyscale serve --data-dir data; status=$$?; \
 	  [ $$status -eq 0 ] || [ $$status -eq 130 ] || [ $$status -eq 143 ] || exit $$status
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test test-tools
 	$(BIN)/python -m simulator.spark  # PySpark needs Java 17: say so plainly if it is missing
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest
 
-# Everything that needs no JVM (tests marked spark are left out): about a minute.
+# Everything that needs no JVM and no browser (tests marked spark or browser are left out):
+# about a minute.
 test-fast: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -m "not spark"
+	$(BIN)/pytest -m "not spark and not browser"
+
+# The dashboard's browser test drives Debian's chromium; the Grafana test checks its queries
+# with promtool, from Debian's prometheus package. Each is found on PATH, or installed here when
+# apt-get can (as root); otherwise this says so, and those tests report NOT TESTED.
+test-tools:
+	@for need in chromium:chromium promtool:prometheus; do \
+	  program=$${need%%:*}; package=$${need#*:}; \
+	  if ! command -v $$program >/dev/null 2>&1 && [ "$$(id -u)" -eq 0 ] \
+	     && command -v apt-get >/dev/null 2>&1; then \
+	    echo "$$program: not found, installing Debian's $$package package (apt-get)"; \
+	    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	        -o DPkg::Lock::Timeout=300 --no-install-recommends $$package; } >/dev/null 2>&1; \
+	  fi; \
+	  if command -v $$program >/dev/null 2>&1; then echo "$$program: $$(command -v $$program)"; \
+	  else echo "$$program: NOT TESTED, not found and not installed (as root: apt-get install $$package)"; fi; \
+	done
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \

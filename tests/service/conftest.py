@@ -29,6 +29,8 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
+from tests.service.test_dashboard_browser import report_header as browser_header
+
 # Fixtures that need the server: a test using one gets the ``postgres`` marker, so that
 # ``pytest -m "not postgres"`` runs everything that needs none.
 _POSTGRES_FIXTURES = {"postgres_server", "postgres_url", "lone_postgres"}
@@ -57,11 +59,13 @@ def postgres_binaries() -> tuple[Path | None, str]:
     )
 
 
-def pytest_report_header() -> str:
+def pytest_report_header() -> list[str]:
     found, why = postgres_binaries()
     if found is None:
-        return f"postgresql: NOT TESTED, {why}"
-    return f"postgresql: tests start a server from {found}"
+        postgres = f"postgresql: NOT TESTED, {why}"
+    else:
+        postgres = f"postgresql: tests start a server from {found}"
+    return [postgres, browser_header()]
 
 
 class PostgresServer:
