@@ -14,7 +14,7 @@ run: $(VENV)/.installed-run
 	  [ $$status -eq 0 ] || [ $$status -eq 130 ] || [ $$status -eq 143 ] || exit $$status
 
 test: $(VENV)/.installed-test test-tools
-	$(BIN)/python -m simulator.spark  # PySpark needs Java 17: say so plainly if it is missing
+	$(BIN)/python -m simulator.spark.checks  # PySpark needs Java 17: say so plainly if it is missing
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

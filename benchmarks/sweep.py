@@ -1,8 +1,8 @@
 """The paper grid on Spark against the same cells serially, in one run.
 
 Grid: 5 SNRs (0.5, 0.8, 1, 5, 10; ``power``) × the paper's 4 filters × 100 seeds × 1,500 s of
-``paper_workload``: 2,000 simulations. Serial: ``simulator.experiment.run_cells`` in this
-process. Spark: ``simulator.spark.run_cells_spark`` on ``local[2]`` (the machine's two cores),
+``paper_workload``: 2,000 simulations. Serial: ``simulator.experiments.cells.run_cells`` in this
+process. Spark: ``simulator.experiments.spark_cells.run_grid`` on ``local[2]`` (the machine's two cores),
 timed with and without starting the session. Both must give identical rows.
 
 Targets: Spark at least 1.5× faster than serial, and the whole grid under 2 minutes.
@@ -16,9 +16,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from simulator.experiment import run_cells
-from simulator.paper import paper_cells
-from simulator.spark import collect_rows, run_cells_spark, spark_session
+from simulator.experiments.cells import run_cells
+from simulator.experiments.paper_grid import paper_cells
+from simulator.experiments.spark_cells import run_grid
+from simulator.spark.cells import collect_rows
+from simulator.spark.session import spark_session
 
 
 def main() -> None:
@@ -36,7 +38,7 @@ def main() -> None:
     session = time.perf_counter() - started
 
     started = time.perf_counter()
-    spark_rows = collect_rows(run_cells_spark(spark, cells))
+    spark_rows = collect_rows(run_grid(spark, cells))
     on_spark = time.perf_counter() - started
 
     started = time.perf_counter()

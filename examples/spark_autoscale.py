@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 from scaling.spark import autoscale
-from simulator.spark import spark_session
-from simulator.stream_source import VolumeSource, parse_schedule
+from simulator.spark.session import spark_session
+from simulator.spark.stream_source import VolumeSource, parse_schedule
 
 
 def main(argv: list[str] | None = None) -> int:

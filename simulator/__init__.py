@@ -12,9 +12,9 @@
 
 from __future__ import annotations
 
-from simulator.engine import SimulationResult, simulate
-from simulator.noise import add_noise, noise_std
-from simulator.workloads import WORKLOADS, make_workload, paper_workload, trace_workload
+from simulator.model.engine import SimulationResult, simulate
+from simulator.model.noise import add_noise, noise_std
+from simulator.model.workloads import WORKLOADS, make_workload, paper_workload, trace_workload
 
 __all__ = [
     "WORKLOADS",

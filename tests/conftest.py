@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from simulator.spark import spark_session
+from simulator.spark.session import spark_session
 
 # Fixtures that start a JVM: a test using one gets the ``spark`` marker, so that
 # ``pytest -m "not spark"`` (``make test-fast``) runs everything that needs no JVM.

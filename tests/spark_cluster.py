@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from simulator.spark import spark_session
+from simulator.spark.session import spark_session
 
 
 @contextmanager

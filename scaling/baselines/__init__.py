@@ -10,7 +10,7 @@ Each baseline is a class in a file of its own with
 
 ``make_policy`` and ``available_policies`` find them by name in ``POLICIES``, the registry
 style of the filters and guards (every policy is a ``filters.base.Configurable``); the
-simulator's queue model (``simulator.queue``) runs any of them, and ``steadyscale`` itself
+simulator's queue model (``simulator.model.queue``) runs any of them, and ``steadyscale`` itself
 through ``ScalerPolicy``.
 """
 

@@ -9,7 +9,7 @@ import dataclasses
 class Observation:
     """A stage of a stream job seen over the last ``period`` seconds, up to time ``t``.
 
-    The simulator's queue model (``simulator.queue``) builds one per decision interval; a real
+    The simulator's queue model (``simulator.model.queue``) builds one per decision interval; a real
     deployment would fill it from its metrics system. Rates are tuples/s averaged over the
     period; fractions lie in ``[0, 1]``.
 

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from scaling.spark import SparkExecutorAdaptor, autoscale
-from simulator.stream_source import VolumeSource
+from simulator.spark.stream_source import VolumeSource
 from tests.spark_cluster import local_cluster, wait_for
 
 

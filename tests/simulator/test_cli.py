@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from datetime import datetime, timedelta
@@ -13,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.cli import main
-from simulator.workloads import read_trace
+from simulator.cli import main, parser
+from simulator.model.workloads import read_trace
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -224,7 +225,7 @@ def test_simulate_starts_at_the_operators_the_trend_needs_and_applies_guards(
     row = read_summary(tmp_path / "plain")["raw"]
     assert (row["s_up"], row["s_down"]) == (0, 1)
     assert all(row[metric] == 0 for metric in METRICS[2:])
-    guarded = [*args, "--filter", "raw", "--guard", "max_step:down=1", "--operators", "1"]
+    guarded = [*args, "--filter", "raw", "--guards", "max_step:down=1", "--operators", "1"]
     assert main([*guarded, "--out", str(tmp_path / "guarded")]) == 0
     # From 1 up to 6 at once, then down 6 -> 2 one operator per decision: 3 s over.
     row = read_summary(tmp_path / "guarded")["raw"]
@@ -252,7 +253,7 @@ def test_simulate_replays_a_trace_as_the_trend(tmp_path: Path) -> None:
     ("options", "message"),
     [
         (["--filter", "tvd:lamda=5"], "unknown parameter 'lamda'"),
-        (["--guard", "cooldown:wait=5"], "unknown parameter 'wait'"),
+        (["--guards", "cooldown:wait=5"], "unknown parameter 'wait'"),
         (["--workload", "sine"], "name='sine' is not allowed"),
         (["--param", "levels=[1]"], "levels=[1] is not allowed for workload 'paper'"),
         (["--param", "duration=60"], "--param duration=... is not allowed: use --duration"),
@@ -277,9 +278,8 @@ def test_simulate_takes_a_workload_or_a_trace_not_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     trace = write_trace(tmp_path / "trace.csv", ["0", "1", "2"], [1.0, 2.0, 3.0])
-    with pytest.raises(SystemExit) as exit:
-        main(["simulate", "--workload", "paper", "--trace", str(trace), "--out", str(tmp_path)])
-    assert exit.value.code == 2
+    argv = ["simulate", "--workload", "paper", "--trace", str(trace), "--out", str(tmp_path)]
+    assert main(argv) == 2
     assert "argument --trace: not allowed with argument --workload" in capsys.readouterr().err
 
 
@@ -442,3 +442,52 @@ def test_a_command_whose_optional_dependency_is_missing_names_the_extra(
     error = capsys.readouterr().err
     assert f"pip install 'steadyscale[{extra}]'" in error and error.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_version_and_one_style_of_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("steadyscale ")
+    # A list option takes several values at once or one at a time: the same grid.
+    together = parser().parse_args(["sweep", "--snr", "1", "5", "--filter", "raw", "tvd"])
+    apart = parser().parse_args(["sweep", "--snr", "1", "--snr", "5", "--filter", "raw",
+                                 "--filter", "tvd"])  # fmt: skip
+    assert together.snr == apart.snr == [1.0, 5.0]
+    assert together.filter == apart.filter == ["raw", "tvd"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sweep", "--filt", "raw"], "unrecognized arguments: --filt raw"),  # no abbreviations
+        (["sweep", "--seeds", "2", "3"], "unrecognized arguments: 3"),
+        (["simulate", "--snr", "1,5"], "argument --snr: invalid float value: '1,5'"),
+        (["compare", "--policies", "hpa"], "unrecognized arguments: --policies hpa"),
+    ],
+)
+def test_a_malformed_option_is_answered_with_its_commands_usage(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: steadyscale {argv[0]} ")  # not the top-level usage
+    assert f"steadyscale {argv[0]}: error: {message}" in err
+
+
+@pytest.mark.parametrize("command", ["denoise", "simulate", "paper", "sweep", "compare"])
+def test_help_names_only_files_the_command_writes(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    named = {name.rstrip(".") for name in re.findall(r"DIR/([\w<>.]+)", text)}
+    written = {
+        "denoise": {"filtered.csv", "denoise.png"},
+        "simulate": {"timeline.csv", "summary.csv", "simulate.png"},
+        "paper": {"paper.md", "paper.csv", "paper_runs.csv", "timeline_<definition>_snr<X>.png",
+                  "paper_sweep.csv", "paper_sweep_runs.csv", "pareto_<definition>.png"},
+        "sweep": {"sweep.csv", "cells.parquet", "summary.csv", "pareto.csv", "sweep.md",
+                  "pareto_<workload>_<definition>.png"},
+        "compare": {"compare.csv", "cells.parquet", "summary.csv", "compare.md",
+                    "compare_<workload>.png", "timeline_<workload>_snr<X>.png"},
+    }  # fmt: skip
+    assert named == written[command]

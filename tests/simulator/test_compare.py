@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from scaling.baselines import available_policies
 from simulator.cli import main
-from simulator.compare import (
+from simulator.experiments.compare import (
     COMPARE_COLUMNS,
     MAX_OPERATORS,
     CompareCell,
@@ -110,10 +110,10 @@ def test_on_spark_the_rows_equal_the_serial_ones_and_a_rerun_runs_nothing(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--policies", "hpa,kubernetes"], "['kubernetes'] not allowed"),
+        (["--policy", "hpa", "kubernetes"], "['kubernetes'] is not allowed"),
         (["--seeds", "1"], "--seeds=1"),
-        (["--workloads", "trace"], "--traces for recorded traces"),
-        (["--traces", "missing.csv"], "missing.csv"),
+        (["--workload", "trace"], "--trace for recorded traces"),
+        (["--trace", "missing.csv"], "missing.csv"),
     ],
 )
 def test_bad_options_fail_before_spark_starts(

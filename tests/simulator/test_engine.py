@@ -7,7 +7,7 @@ import pytest
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy, make_guard
-from simulator.engine import PROGRESS_CHUNK, simulate
+from simulator.model.engine import PROGRESS_CHUNK, simulate
 
 
 def scaler(name: str = "raw", **params: float) -> Scaler:

@@ -12,8 +12,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from simulator.events import events_to_volume, write_trace
-from simulator.workloads import read_trace, trace_workload
+from simulator.model.workloads import read_trace, trace_workload
+from simulator.spark.events import events_to_volume, write_trace
 
 BASE = 1_404_172_800.0  # 2014-07-01 00:00:00 UTC, a multiple of every step below
 # Events per bucket, with empty buckets in the middle; at most 8, one per eighth of a bucket.

@@ -8,16 +8,16 @@ import pytest
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy
 from simulator import add_noise, paper_workload, simulate
-from simulator.experiment import (
+from simulator.experiments.cells import (
     ROW_COLUMNS,
     Cell,
     CostModel,
     noise_seed,
-    pareto_front,
     run_cell,
     run_cells,
     summarize,
 )
+from simulator.output.pareto import pareto_front
 
 MA = {"name": "moving_average", "w": 30}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator.metrics import provisioning_metrics
+from simulator.model.metrics import provisioning_metrics
 
 
 def test_counts_scaling_operations_from_the_initial_count() -> None:

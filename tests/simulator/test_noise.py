@@ -8,8 +8,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from simulator.noise import add_noise, noise_std
-from simulator.workloads import paper_workload
+from simulator.model.noise import add_noise, noise_std
+from simulator.model.workloads import paper_workload
 
 # Long enough that the noise's sample variance has a relative standard error of
 # sqrt(2 / n) = 0.3 %, and far enough from 0 that clipping never happens: mean 1000, variance 5000.

@@ -5,22 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from simulator.paper import (
+from simulator.experiments.cells import config_label
+from simulator.experiments.paper import run_paper
+from simulator.experiments.paper_grid import (
     LS_WINDOWS,
     PAPER_FILTERS,
-    RECOMMENDED,
     SNRS,
     SWEEP_FILTERS,
     SWEEP_GUARDS,
     TVD_WEIGHTS,
-    best_match,
-    config_label,
-    goal_check,
-    paired_table,
     paper_cells,
-    run_paper,
     sweep_cells,
 )
+from simulator.experiments.paper_report import RECOMMENDED, best_match, goal_check, paired_table
 
 
 def test_paper_grid_covers_every_definition_snr_row_and_seed() -> None:

@@ -10,7 +10,7 @@ import pytest
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy
 from simulator import SimulationResult, add_noise, paper_workload, simulate
-from simulator.plots import plot_filtered, plot_timeline
+from simulator.output.figures import plot_filtered, plot_timeline
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

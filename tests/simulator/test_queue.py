@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scaling.baselines import Observation, make_policy
-from simulator.queue import QueueConfig, run_queue
+from simulator.model.queue import QueueConfig, run_queue
 
 
 class Scripted:

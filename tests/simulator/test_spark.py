@@ -11,25 +11,17 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from simulator.experiment import (
-    METRICS,
-    Cell,
-    CostModel,
-    pareto_front,
-    run_cells,
-    summarize,
-)
-from simulator.spark import (
-    ROW_SCHEMA,
-    SparkUnavailable,
+from simulator.experiments.cells import METRICS, Cell, CostModel, run_cells, summarize
+from simulator.experiments.spark_cells import CELL_SCHEMA, run_grid
+from simulator.output.pareto import pareto_front
+from simulator.spark.cells import (
     collect_rows,
     pareto_spark,
     rank_by_cost,
-    require_java,
-    run_cells_spark,
-    spark_session,
     summarize_spark,
 )
+from simulator.spark.checks import SparkUnavailable, require_java
+from simulator.spark.session import spark_session
 
 FILTERS: dict[str, dict[str, Any]] = {
     "raw": {"name": "raw"},
@@ -65,7 +57,7 @@ BY = ("workload", "definition", "snr", "config")
 @pytest.fixture(scope="module")
 def grid(spark: SparkSession) -> tuple[list[dict[str, Any]], DataFrame]:
     """The serial rows of ``GRID`` and its Spark DataFrame."""
-    return run_cells(GRID), run_cells_spark(spark, GRID)
+    return run_cells(GRID), run_grid(spark, GRID)
 
 
 def _fake_java(tmp_path: Path, version: str) -> Path:
@@ -130,7 +122,7 @@ def test_spark_rows_equal_serial_rows_exactly(
     grid: tuple[list[dict[str, Any]], DataFrame],
 ) -> None:
     serial, rows = grid
-    assert rows.schema == ROW_SCHEMA
+    assert rows.schema == CELL_SCHEMA
     assert collect_rows(rows) == serial
     spark_types = [{name: type(value) for name, value in row.items()} for row in collect_rows(rows)]
     assert spark_types == [{name: type(value) for name, value in row.items()} for row in serial]
@@ -140,11 +132,11 @@ def test_chunks_and_cost_model_do_not_change_the_rows(spark: SparkSession) -> No
     cells = GRID[:7]
     prices = CostModel(per_operation=1.0, per_under_second=0.0)
     expected = run_cells(cells, prices)
-    assert collect_rows(run_cells_spark(spark, cells, prices, tasks=3)) == expected
-    assert collect_rows(run_cells_spark(spark, cells, prices, tasks=100)) == expected
-    assert collect_rows(run_cells_spark(spark, [])) == []
+    assert collect_rows(run_grid(spark, cells, prices, tasks=3)) == expected
+    assert collect_rows(run_grid(spark, cells, prices, tasks=100)) == expected
+    assert collect_rows(run_grid(spark, [])) == []
     with pytest.raises(ValueError, match="tasks"):
-        run_cells_spark(spark, cells, tasks=0)
+        run_grid(spark, cells, tasks=0)
 
 
 def _assert_rows_close(
@@ -168,7 +160,7 @@ def test_summarize_spark_equals_summarize_in_first_seen_order(
     grid: tuple[list[dict[str, Any]], DataFrame],
 ) -> None:
     serial, rows = grid
-    _assert_rows_close(_collect(summarize_spark(rows, BY)), summarize(serial, BY))
+    _assert_rows_close(_collect(summarize_spark(rows, BY, METRICS)), summarize(serial, BY))
     confidence = 0.8
     _assert_rows_close(
         _collect(summarize_spark(rows, ("filter",), ("sigma", "cost"), confidence)),
@@ -182,9 +174,9 @@ def test_summarize_spark_of_a_group_of_one_row(
     serial, _ = grid
     rows = serial[:4]  # seeds 1, 2, 3 of one configuration, then the first of the next
     frame = spark.createDataFrame(
-        [tuple(row.values()) for row in rows], StructType(ROW_SCHEMA.fields[1:])
+        [tuple(row.values()) for row in rows], StructType(CELL_SCHEMA.fields[1:])
     )
-    summary = _collect(summarize_spark(frame, ("config",)))
+    summary = _collect(summarize_spark(frame, ("config",), METRICS))
     assert sorted(entry["n"] for entry in summary) == [1, 3]
     single = next(entry for entry in summary if entry["n"] == 1)
     assert all(single[f"{metric}_ci"] == 0.0 for metric in METRICS)
@@ -205,7 +197,9 @@ def test_pareto_spark_equals_pareto_front_per_group(
     serial, rows = grid
     by = BY[:3]
     summary = summarize(serial, BY)
-    _assert_rows_close(_collect(pareto_spark(summarize_spark(rows, BY), by)), _fronts(summary, by))
+    _assert_rows_close(
+        _collect(pareto_spark(summarize_spark(rows, BY, METRICS), by)), _fronts(summary, by)
+    )
 
 
 POINTS = [
@@ -259,7 +253,7 @@ def test_rank_by_cost_of_a_summary(grid: tuple[list[dict[str, Any]], DataFrame])
         )
         for entry in summary
     }
-    ranked = _collect(rank_by_cost(summarize_spark(rows, BY), by))
+    ranked = _collect(rank_by_cost(summarize_spark(rows, BY, METRICS), by))
     assert {tuple(row[key] for key in BY): row["rank"] for row in ranked} == expected
     order = [(*(row[key] for key in by), row["rank"]) for row in ranked]
     assert order == sorted(order)

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from simulator.experiment import Cell, run_cells
-from simulator.spark import collect_rows, run_cells_spark
+from simulator.experiments.cells import Cell, run_cells
+from simulator.experiments.spark_cells import run_grid
+from simulator.spark.cells import collect_rows
 from tests.spark_cluster import local_cluster, wait_for
 
 CELLS = [
@@ -34,4 +35,4 @@ def _executors(session: SparkSession) -> int:
 
 def test_two_executor_jvms_give_the_serial_rows(cluster: SparkSession) -> None:
     assert wait_for(lambda: _executors(cluster) == 2, timeout=60.0)
-    assert collect_rows(run_cells_spark(cluster, CELLS, tasks=2)) == run_cells(CELLS)
+    assert collect_rows(run_grid(cluster, CELLS, tasks=2)) == run_cells(CELLS)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator import stream_source
-from simulator.stream_source import VolumeReader, parse_schedule, scheduled_rows
+from simulator.spark import stream_source
+from simulator.spark.stream_source import VolumeReader, parse_schedule, scheduled_rows
 
 
 class Clock:

@@ -8,18 +8,13 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-import simulator.spark
+import simulator.spark.store
 from simulator.cli import main
-from simulator.experiment import ROW_COLUMNS, pareto_front, run_cells, summarize
-from simulator.sweep import (
-    GROUPS,
-    cell_id,
-    claim_folder,
-    expand_guard_sets,
-    expand_spec,
-    grid_cells,
-    run_sweep,
-)
+from simulator.experiments.cells import ROW_COLUMNS, run_cells, summarize
+from simulator.experiments.specs import expand_guard_sets, expand_spec
+from simulator.experiments.sweep import GROUPS, grid_cells, run_sweep
+from simulator.output.pareto import pareto_front
+from simulator.spark.store import cell_id, claim_folder
 
 
 def small_grid(seeds: range = range(1, 4)) -> list[Any]:
@@ -100,13 +95,13 @@ def test_a_rerun_skips_the_cells_already_done(
 ) -> None:
     first = run_sweep(small_grid(range(1, 3)), tmp_path, spark)
     ran: list[int] = []
-    real = simulator.spark.run_cells_spark
+    real = simulator.spark.store.run_cells_spark
 
     def counting(session: SparkSession, cells: Any, *args: Any, **kwargs: Any) -> Any:
         ran.append(len(cells))
         return real(session, cells, *args, **kwargs)
 
-    monkeypatch.setattr(simulator.spark, "run_cells_spark", counting)
+    monkeypatch.setattr(simulator.spark.store, "run_cells_spark", counting)
     again = run_sweep(small_grid(range(1, 3)), tmp_path, spark)
     assert ran == [] and again == first
     grown = run_sweep(small_grid(range(1, 4)), tmp_path, spark)
@@ -117,7 +112,7 @@ def test_a_rerun_skips_the_cells_already_done(
 
 
 def test_sweep_command_runs_a_grid(spark: SparkSession, tmp_path: Path) -> None:
-    args = ["sweep", "--workloads", "paper", "--snr", "1,5", "--filters", "raw", "tvd",
+    args = ["sweep", "--workload", "paper", "--snr", "1", "5", "--filter", "raw", "tvd",
             "--guards", "none", "hysteresis:band=0.02", "--seeds", "2", "--duration", "200",
             "--master", "local[2]", "--out", str(tmp_path)]  # fmt: skip
     assert main(args) == 0
@@ -127,11 +122,11 @@ def test_sweep_command_runs_a_grid(spark: SparkSession, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("--filters", "tvd:lam_per_sigma=-1", "lam_per_sigma=-1"),
+        ("--filter", "tvd:lam_per_sigma=-1", "lam_per_sigma=-1"),
         ("--guards", "hysteresis:band=2", "band=2"),
-        ("--workloads", "nope", "'nope' is not allowed"),
-        ("--snr", "loud", "'loud' is not a number"),
-        ("--definition", "db", "'db' is not allowed"),
+        ("--workload", "nope", "'nope' is not allowed"),
+        ("--snr", "loud", "argument --snr: invalid float value: 'loud'"),
+        ("--definition", "db", "argument --definition: invalid choice: 'db'"),
     ],
 )
 def test_bad_sweep_options_fail_before_spark_runs(

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator.workloads import (
+from simulator.model.workloads import (
     WORKLOADS,
     convergence_workload,
     cosine_workload,

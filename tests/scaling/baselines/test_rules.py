@@ -19,7 +19,7 @@ import pytest
 
 from scaling.baselines import Observation, available_policies, make_policy
 from scaling.baselines.rules import CANONICAL_RULES, RulePolicy
-from simulator.queue import QueueConfig, QueueResult, run_queue
+from simulator.model.queue import QueueConfig, QueueResult, run_queue
 
 INTERVAL = 5.0  # seconds between two readings, the thesis's monitorInterval
 

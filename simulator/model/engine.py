@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scaling import Decision, Scaler
-from simulator.metrics import provisioning_metrics
+from simulator.model.metrics import provisioning_metrics
 
 # Samples between two progress reports: a few tenths of a second of work for the slower
 # filters, so reporting costs nothing measurable and a progress bar still moves.
@@ -17,7 +17,7 @@ PROGRESS_CHUNK = 10_000
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """What a run did, sample by sample, and its metrics (see ``simulator.metrics``).
+    """What a run did, sample by sample, and its metrics (see ``simulator.model.metrics``).
 
     ``timeline`` holds equal-length arrays: ``t`` (seconds), ``volume`` (the samples fed to the
     scaler), ``filtered``, ``operators`` (running count after each decision) and ``needed``

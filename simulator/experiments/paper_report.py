@@ -1,195 +1,22 @@
-"""The paper's experiment (Borkowski et al. 2017, §5) and the sweep that goes beyond it.
-
-``paper_cells`` is the paper's grid: raw, moving average, TVD and EKF on ``paper_workload`` at
-SNR 0.5, 0.8, 1.0, 5.0 and 10.0, under the ``power`` and the ``amplitude`` definitions of SNR,
-over many seeds. ``sweep_cells`` adds each filter's parameter grid, composed with guards, for
-Pareto fronts and the cost ranking. ``report`` writes the markdown tables.
-
-Parameter rule (the same at every SNR; no filter is told the SNR or the noise level):
-
-=================== ========================================================================
-filter              parameters
-=================== ========================================================================
-``raw``             none
-``moving_average``  ``w = 60``: one minute, the usual window of autoscaling metrics
-``tvd``             ``make_filter("tvd")``: λ_t = 10 σ̂_t, σ̂_t estimated online from the
-                    samples (``filters.noise.NoiseEstimator``)
-``ekf``             ``make_filter("ekf")``: R_t = σ̂_t², the same online estimate;
-                    process noise 0.01 (tuples/s²)²
-=================== ========================================================================
-"""
+"""The paper's report: which LS and TVD match it, its claims against ours, and the tables."""
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
-from filters import make_filter
-from scaling import Scaler, ThresholdPolicy, default_spec
-from simulator.engine import SimulationResult, simulate
-from simulator.experiment import (
-    METRICS,
-    ROW_COLUMNS,
-    Cell,
-    config_label,
-    noise_seed,
-    pareto_front,
-    run_cells,
-    summarize,
+from simulator.experiments.cells import DEFAULT, config_label, summarize
+from simulator.experiments.paper_grid import (
+    LS_WINDOWS,
+    ORACLE,
+    PAPER_FILTERS,
+    PAPER_GROUPS,
+    SUMMARY_METRICS,
+    SWEEP_GUARDS,
+    TVD_WEIGHTS,
 )
-from simulator.noise import add_noise, noise_std
-from simulator.plots import plot_timeline
-from simulator.report import DEFINITIONS_TEXT, cut, markdown_table, metric_table, plot_pareto
-from simulator.sweep import grid_cells
-from simulator.workloads import paper_workload
-
-Runner = Callable[[Sequence[Cell]], list[dict[str, Any]]]
-_GROUPS = ("definition", "snr", "config", "filter")
-_CAPACITY = 50.0
-_SUMMARY_METRICS = (*METRICS, "sigma")
-
-SNRS = (0.5, 0.8, 1.0, 5.0, 10.0)
-DEFINITIONS = ("power", "amplitude")
-PAPER_FILTERS: dict[str, dict[str, Any]] = {
-    "raw": {"name": "raw"},
-    "moving_average": {"name": "moving_average", "w": 60},
-    "tvd": {"name": "tvd", "lam_per_sigma": 10.0},
-    "ekf": {"name": "ekf", "process_noise": 0.01},
-}
-# Each filter's parameter grid for the sweep: its knob from light to heavy smoothing.
-SWEEP_FILTERS: dict[str, list[dict[str, Any]]] = {
-    "moving_average": [{"name": "moving_average", "w": w} for w in (10, 30, 60, 120, 240)],
-    "ewma": [{"name": "ewma", "alpha": alpha} for alpha in (0.1, 0.03, 0.01)],
-    "tvd": [{"name": "tvd", "lam_per_sigma": k} for k in (5.0, 7.0, 10.0, 15.0, 20.0, 30.0)],
-    "ekf": [{"name": "ekf", "process_noise": q} for q in (1e-4, 1e-3, 1e-2, 1e-1)],
-    "moving_median": [{"name": "moving_median", "w": w} for w in (30, 60, 120, 240)],
-}
-# Guards composed with every filter of the sweep.
-SWEEP_GUARDS: dict[str, list[dict[str, Any]]] = {
-    "": [],
-    "hysteresis 0.01": [{"name": "hysteresis", "band": 0.01}],
-    "hysteresis 0.02": [{"name": "hysteresis", "band": 0.02}],
-    "cooldown down 60 s": [{"name": "cooldown", "down": 60.0}],
-    "stabilization 60 s": [{"name": "stabilization", "window": 60.0}],
-}
-
-
-# The paper does not give LS's window nor TVD's weight: the tables run a range of each and the
-# report says which pair reproduces the paper's pattern best (``match_table``).
-LS_WINDOWS = (3, 5, 10, 20, 30, 60, 90, 120)
-TVD_WEIGHTS = (2.0, 5.0, 10.0, 20.0, 30.0)
-DEFAULT = "default"
-ORACLE = "oracle"
-
-
-def paper_configs() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]], str]]:
-    """Label -> (filter spec, guards, what the Scaler observes) of every row of the tables.
-
-    Raw thresholding, LS at every window of ``LS_WINDOWS``, TVD at every weight of
-    ``TVD_WEIGHTS``, the EKF, steadyscale's default (``scaling.default_spec``) and the oracle
-    (raw thresholding of the noise-free trend).
-    """
-    default = default_spec(_CAPACITY)
-    configs: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str]] = {
-        "raw": (PAPER_FILTERS["raw"], [], "noisy")
-    }
-    for w in LS_WINDOWS:
-        spec = {"name": "moving_average", "w": w}
-        configs[config_label(spec)] = (spec, [], "noisy")
-    for weight in TVD_WEIGHTS:
-        spec = {"name": "tvd", "lam_per_sigma": weight}
-        configs[config_label(spec)] = (spec, [], "noisy")
-    configs[config_label(PAPER_FILTERS["ekf"])] = (PAPER_FILTERS["ekf"], [], "noisy")
-    configs[DEFAULT] = (default["filter"], default["guards"], "noisy")
-    configs[ORACLE] = ({"name": "raw"}, [], "trend")
-    return configs
-
-
-def paper_cells(
-    seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
-) -> list[Cell]:
-    """The paper's grid: every definition × SNR × row of ``paper_configs`` × seed."""
-    return [
-        Cell(
-            config=label,
-            filter_spec=spec,
-            guards=tuple(guards),
-            observe=observe,
-            seed=seed,
-            snr=snr,
-            definition=definition,
-        )
-        for definition in definitions
-        for snr in snrs
-        for label, (spec, guards, observe) in paper_configs().items()
-        for seed in seeds
-    ]
-
-
-def sweep_cells(
-    seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
-) -> list[Cell]:
-    """Every filter setting of ``SWEEP_FILTERS`` with every guard set of ``SWEEP_GUARDS``."""
-    return grid_cells(
-        workloads=["paper"],
-        snrs=snrs,
-        definitions=definitions,
-        filters=[spec for family in SWEEP_FILTERS.values() for spec in family],
-        guard_sets=list(SWEEP_GUARDS.values()),
-        seeds=seeds,
-    )
-
-
-def run_paper(
-    out: Path,
-    seeds: Sequence[int],
-    sweep_seeds: Sequence[int] = (),
-    definitions: Sequence[str] = DEFINITIONS,
-    snrs: Sequence[float] = SNRS,
-    runner: Runner | None = None,
-    command: str = "steadyscale paper",
-) -> dict[str, Path]:
-    """Run the paper's grid (and the sweep, when ``sweep_seeds``), write tables and figures.
-
-    ``runner`` runs a list of cells and returns their rows (default: serially in this process,
-    with a progress bar). Returns the paths written, by name.
-    """
-    run = runner or _serial_runner
-    out.mkdir(parents=True, exist_ok=True)
-    paths: dict[str, Path] = {}
-    rows = run(paper_cells(seeds, definitions, snrs))
-    summary = summarize(rows, by=_GROUPS, metrics=_SUMMARY_METRICS)
-    paths["paper_runs"] = _write_csv(out / "paper_runs.csv", rows, ROW_COLUMNS)
-    paths["paper"] = _write_csv(out / "paper.csv", summary, _summary_columns(summary))
-    sweep_rows: list[dict[str, Any]] = []
-    sweep_summary: list[dict[str, Any]] = []
-    if sweep_seeds:
-        sweep_rows = run(sweep_cells(sweep_seeds, definitions, snrs))
-        sweep_summary = summarize(sweep_rows, by=_GROUPS, metrics=_SUMMARY_METRICS)
-        paths["sweep_runs"] = _write_csv(out / "paper_sweep_runs.csv", sweep_rows, ROW_COLUMNS)
-        paths["sweep"] = _write_csv(
-            out / "paper_sweep.csv", sweep_summary, _summary_columns(sweep_summary)
-        )
-        for definition in definitions:
-            paths[f"pareto_{definition}"] = plot_pareto(
-                out / f"pareto_{definition}.png",
-                [row for row in sweep_summary if row["definition"] == definition],
-                snrs,
-                marked=[config_label(spec) for spec in PAPER_FILTERS.values()],
-                title=f"Pareto fronts, SNR definition {definition!r}, {len(sweep_seeds)} seeds",
-            )
-    for definition in definitions:
-        for snr in snrs:
-            name = f"timeline_{definition}_snr{snr:g}"
-            paths[name] = _timeline_figure(out / f"{name}.png", seeds[0], snr, definition)
-    text = paper_markdown(summary, sweep_rows, definitions, snrs, len(seeds), command)
-    paths["report"] = out / "paper.md"
-    paths["report"].write_text(text, encoding="utf-8")
-    return paths
+from simulator.output.pareto import pareto_front
+from simulator.output.tables import DEFINITIONS_TEXT, cut, markdown_table, metric_table
 
 
 def paper_markdown(
@@ -439,13 +266,13 @@ def sweep_markdown(
     sweep_rows: Sequence[Mapping[str, Any]], definitions: Sequence[str], snrs: Sequence[float]
 ) -> str:
     """Goal check, paired comparison, cost ranking and Pareto front per definition and SNR."""
-    sweep_summary = summarize(sweep_rows, by=_GROUPS, metrics=_SUMMARY_METRICS)
+    sweep_summary = summarize(sweep_rows, by=PAPER_GROUPS, metrics=SUMMARY_METRICS)
     seeds = sweep_summary[0]["n"]
     parts = [
         f"Grid: {len({r['config'] for r in sweep_summary})} configurations (each filter's "
         f"parameter grid × guard sets: none, {', '.join(k for k in SWEEP_GUARDS if k)}), "
         f"{seeds} seeds per cell. Cost = 30 × (s+ + s−) + operator-seconds + 5 × p− vs trend "
-        "(`simulator.experiment.CostModel`, in operator-seconds).",
+        "(`simulator.experiments.cells.CostModel`, in operator-seconds).",
         "Goal: a configuration with fewer scaling operations than the paper's best filter "
         "(fewest s+ + s− among its moving average, TVD and EKF under the rule above) and p± vs "
         "trend no worse than its moving average's.",
@@ -572,37 +399,3 @@ def _select(
     rows: Sequence[Mapping[str, Any]], definition: str, snr: float
 ) -> list[Mapping[str, Any]]:
     return [row for row in rows if row["definition"] == definition and row["snr"] == snr]
-
-
-def _serial_runner(cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    with tqdm(total=len(cells), unit="run", desc="simulating", leave=False) as bar:
-        return run_cells(cells, progress=bar.update)
-
-
-def _summary_columns(summary: Sequence[Mapping[str, Any]]) -> list[str]:
-    first = ["snr", "filter", "s_up", "s_down", "p_over", "p_under"]
-    return first + [key for key in summary[0] if key not in first]
-
-
-def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def _timeline_figure(path: Path, seed: int, snr: float, definition: str) -> Path:
-    trend = paper_workload(seed)
-    noisy = add_noise(trend, snr, noise_seed(seed), definition)
-    policy = ThresholdPolicy(capacity=50.0)
-    runs: dict[str, SimulationResult] = {}
-    start = policy.needed(float(trend[0]))
-    for name, spec in PAPER_FILTERS.items():
-        scaler = Scaler(make_filter(spec), policy, operators=start)
-        runs[name] = simulate(scaler, noisy, trend=trend)
-    default = Scaler.from_spec({"policy": policy.spec}, operators=start)
-    runs[DEFAULT] = simulate(default, noisy, trend=trend)
-    sigma = noise_std(trend, snr, definition)
-    title = f"paper_workload seed {seed}, SNR {snr:g} ({definition}, σ = {sigma:.0f} tuples/s)"
-    return plot_timeline(path, runs, title=title, trend=trend, capacity=policy.capacity)

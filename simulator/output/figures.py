@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simulator.engine import SimulationResult
+from simulator.model.engine import SimulationResult
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -83,7 +83,7 @@ def plot_timeline(
         change (``k * capacity``) and gets an operator scale on its right.
     dates
         The moment of each sample (``datetime64``, shape ``(n,)``), e.g. a trace's recorded
-        time (``simulator.workloads.TraceReplay.dates``); the axis shows seconds without it.
+        time (``simulator.model.workloads.TraceReplay.dates``); the axis shows seconds without it.
     unit
         The volume's unit, for the labels.
 

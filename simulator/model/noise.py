@@ -44,13 +44,14 @@ amplitude     702.3   438.9   351.2   70.2    35.1
 Both sets of figures come from (about 30 s)::
 
     .venv/bin/python -c "import numpy as np; from simulator import paper_workload, noise_std, \
-    add_noise; from simulator.noise import DEFINITIONS; ts = [paper_workload(seed=s) for s in \
-    range(1000)]; [print(d, [round(float(np.mean([noise_std(t, r, d) for t in ts])), 1) for r \
-    in (0.5, 0.8, 1.0, 5.0, 10.0)]) for d in DEFINITIONS]; [print(d, r, round(100 * \
+    add_noise; from simulator.model.noise import DEFINITIONS; \
+    ts = [paper_workload(seed=s) for s in range(1000)]; [print(d, [round(float(np.mean( \
+    [noise_std(t, r, d) for t in ts])), 1) for r in (0.5, 0.8, 1.0, 5.0, 10.0)]) \
+    for d in DEFINITIONS]; [print(d, r, round(100 * \
     float(np.mean([add_noise(t, r, s, d).mean() / t.mean() - 1 for s, t in enumerate(ts)])))) \
     for d, r in (('power', 0.5), ('amplitude', 0.5), ('power', 1.0), ('amplitude', 1.0))]"
 
->>> from simulator.workloads import paper_workload
+>>> from simulator.model.workloads import paper_workload
 >>> trend = paper_workload(seed=1)
 >>> [round(noise_std(trend, 1.0, definition)) for definition in DEFINITIONS]
 [326, 82, 316]

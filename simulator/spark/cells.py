@@ -1,35 +1,26 @@
 """Grids of cells on Spark, and their aggregation, with the same results as the serial code.
 
-``run_cells_spark`` maps a grid of ``simulator.experiment.Cell`` over a Spark job and returns a
-DataFrame with one row per cell: a ``cell`` column (the cell's index in the grid) and the columns
-of ``simulator.experiment.ROW_COLUMNS``. ``collect_rows`` brings it back as the list of dicts that
-``run_cells`` returns, equal value for value and type for type::
+``run_cells_spark`` maps a pure function over a grid of cells in a Spark job and returns a
+DataFrame with one row per cell: a ``cell`` column (the cell's index in the grid) and the
+columns of the row schema (``row_schema``). ``collect_rows`` brings it back as the list of dicts
+that running the function serially returns, equal value for value and type for type::
 
     spark = spark_session("local[*]")            # or local-cluster[2,1,1024], spark://host:7077
-    rows = run_cells_spark(spark, cells)
-    assert collect_rows(rows) == run_cells(cells)
+    rows = run_cells_spark(spark, cells, run_cell, schema)
+    assert collect_rows(rows) == [run_cell(cell) for cell in cells]
 
 The aggregations run in Spark, so they scale with the grid, and each equals its serial
-counterpart of ``simulator.experiment``: ``summarize_spark`` (``summarize``), ``pareto_spark``
-(``pareto_front`` per group) and ``rank_by_cost`` (the cheapest configuration first).
-
-Spark runs on the JVM: PySpark 4 needs Java 17 or newer (``require_java``, in
-``simulator.spark_checks`` with the other checks made before a JVM starts). Python workers run
-this interpreter, so that they import the same ``filters``, ``scaling``, ``simulator`` and
-filterpy as the driver.
+counterpart of ``simulator.experiments.cells``: ``summarize_spark`` (``summarize``),
+``pareto_spark`` (``pareto_front`` per group) and ``rank_by_cost`` (the cheapest configuration
+first). Nothing here knows what a cell is: the experiments above give the function and schema.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
-from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -44,22 +35,6 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import WindowSpec
 from scipy import stats
-
-from simulator.experiment import METRICS, ROW_COLUMNS, CostModel, run_cell
-from simulator.spark_checks import VERBOSE_ENV, SparkUnavailable, check_spark, require_java
-
-__all__ = [
-    "ROW_SCHEMA",
-    "SparkUnavailable",
-    "collect_rows",
-    "pareto_spark",
-    "rank_by_cost",
-    "require_java",
-    "row_schema",
-    "run_cells_spark",
-    "spark_session",
-    "summarize_spark",
-]
 
 
 def row_schema(
@@ -80,13 +55,6 @@ def row_schema(
     )
 
 
-ROW_SCHEMA = row_schema(
-    ROW_COLUMNS,
-    strings=("config", "filter", "filter_spec", "guards", "workload", "definition"),
-    longs=("seed", "s_up", "s_down", "s_total"),
-)
-"""Schema of ``run_cells_spark``: ``cell`` (int), then ``ROW_COLUMNS`` as string, long or double."""
-
 T = TypeVar("T")
 
 
@@ -94,107 +62,16 @@ T = TypeVar("T")
 CELLS_PER_TASK = 100
 
 
-QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
-"""Spark's log settings when not verbose: errors only, one line each."""
-
-# The JVM announces the incubator module that Spark's launcher adds on every start; it says
-# nothing a user can act on.
-_JVM_NOISE = ("WARNING: Using incubator modules",)
-
-
-def spark_session(
-    master: str = "local[*]",
-    app_name: str = "steadyscale",
-    config: Mapping[str, str] | None = None,
-    *,
-    verbose: bool | None = None,
-) -> SparkSession:
-    """A Spark session on ``master`` (any master URL), the running one if there is one.
-
-    Checks first, in a second and without starting a JVM, what would otherwise fail after
-    Spark has started with a page of Java stack trace (``simulator.spark_checks.check_spark``).
-
-    Python workers run this interpreter (``PYSPARK_PYTHON``, ``spark.pyspark.python``): the
-    system Python would not import filterpy or this package. Quiet unless ``verbose`` (default:
-    the ``STEADYSCALE_SPARK_VERBOSE`` environment variable, which ``--verbose`` sets): log at
-    ERROR from the JVM's first line (``log4j2-quiet.properties``), no console progress bars, and
-    the JVM's incubator-module notice dropped; verbose gives Spark's own WARN log and progress
-    bars. No web UI, 8 shuffle partitions (aggregated grids are small). ``local`` and
-    ``local-cluster`` masters bind to the loopback address: nothing leaves the machine.
-    ``config`` adds or overrides settings. ``getOrCreate`` returns a running session as it
-    is, whatever its master and settings: stop it first to change them.
-    """
-    check_spark(master)
-    if verbose is None:
-        verbose = os.environ.get(VERBOSE_ENV, "") not in ("", "0")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    settings = {
-        "spark.pyspark.python": sys.executable,
-        "spark.pyspark.driver.python": sys.executable,
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "true" if verbose else "false",
-        "spark.sql.shuffle.partitions": "8",
-    }
-    if master.startswith("local"):
-        # Spark would otherwise warn that the hostname resolves to a loopback address.
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        settings |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
-    settings |= dict(config or {})
-    if not verbose:
-        quiet = f"-Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}"
-        given = settings.get("spark.driver.extraJavaOptions", "")
-        settings["spark.driver.extraJavaOptions"] = f"{given} {quiet}".strip()
-        _launch_jvm_quietly(settings)
-    builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    session: SparkSession = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
-    return session
-
-
-def _launch_jvm_quietly(settings: Mapping[str, str]) -> None:
-    """Start PySpark's JVM with its stderr passed on line by line, minus ``_JVM_NOISE``.
-
-    PySpark starts the JVM on the first session; starting it here first, through the
-    ``popen_kwargs`` hook PySpark offers for capturing its output, is the only way to drop
-    what the JVM prints before any log setting applies. A JVM already running is left alone.
-    """
-    from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
-
-    if SparkContext._gateway is not None:
-        return
-    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})  # type: ignore[no-untyped-call]
-    stderr = gateway.proc.stderr
-    threading.Thread(target=_pass_on, args=(stderr,), name="spark-stderr", daemon=True).start()
-    SparkContext._ensure_initialized(gateway=gateway)
-
-
-def _pass_on(stream: IO[bytes]) -> None:
-    """Copy the JVM's stderr to ours, line by line, leaving out ``_JVM_NOISE``."""
-    for line in iter(stream.readline, b""):
-        if not line.decode(errors="replace").startswith(_JVM_NOISE):
-            sys.stderr.write(line.decode(errors="replace"))
-            sys.stderr.flush()
-
-
 def run_cells_spark(
     spark: SparkSession,
     cells: Sequence[Any],
-    cost_model: CostModel | None = None,
+    run: Callable[[Any], Mapping[str, Any]],
+    schema: StructType,
     tasks: int | None = None,
-    *,
-    run: Callable[[Any], Mapping[str, Any]] | None = None,
-    schema: StructType = ROW_SCHEMA,
 ) -> DataFrame:
-    """Run ``cells`` on Spark: a DataFrame of their rows (schema ``ROW_SCHEMA``), cached.
-
-    Other kinds of cells run the same way with their own ``run`` (a picklable function of one
-    cell returning its row) and ``schema`` (``row_schema`` of the row's columns), e.g. the
-    baseline comparison of ``simulator.compare``.
+    """Run ``run`` (a picklable function of one cell returning its row) on every cell on
+    Spark: a DataFrame of the rows (``schema``, from ``row_schema`` of the row's columns),
+    cached.
 
     One Spark task runs a chunk of cells (one task per cell would spend more on scheduling
     than on simulating): ``tasks`` chunks, by default four per core
@@ -212,7 +89,6 @@ def run_cells_spark(
     context = spark.sparkContext
     default = max(4 * context.defaultParallelism, math.ceil(len(cells) / CELLS_PER_TASK))
     chunks = _interleave(list(enumerate(cells)), tasks or default)
-    run = run or partial(run_cell, cost_model=cost_model)
     rows = context.parallelize(chunks, len(chunks)).flatMap(
         partial(_run_chunk, run=run, schema=schema)
     )
@@ -262,11 +138,11 @@ def collect_rows(rows: DataFrame) -> list[dict[str, Any]]:
 
 def summarize_spark(
     rows: DataFrame,
-    by: Sequence[str] = ("definition", "snr", "config"),
-    metrics: Sequence[str] = METRICS,
+    by: Sequence[str],
+    metrics: Sequence[str],
     confidence: float = 0.95,
 ) -> DataFrame:
-    """``simulator.experiment.summarize`` in Spark: the same columns and values.
+    """``simulator.experiments.cells.summarize`` in Spark: the same columns and values.
 
     Per group of ``by``: ``n``, the mean of each metric ``m`` under ``m`` and the half-width of
     its confidence interval under ``m_ci``, ``t_{(1+confidence)/2, n-1} * s / sqrt(n)`` with
@@ -328,11 +204,3 @@ def rank_by_cost(summary: DataFrame, by: Sequence[str], metric: str = "cost") ->
 
 def _window(by: Sequence[str], *order: str) -> WindowSpec:
     return Window.partitionBy(*by).orderBy(*order)
-
-
-if __name__ == "__main__":
-    # `python -m simulator.spark`: the Java check the Makefile runs before the tests.
-    try:
-        print(f"Java {require_java()} found: Spark can start")  # noqa: T201
-    except SparkUnavailable as problem:
-        raise SystemExit(f"steadyscale: {problem}") from None

@@ -1,7 +1,7 @@
 """From a job's own event records to the volume trace the simulator replays.
 
 ``steadyscale simulate --trace FILE`` replays a ``timestamp,value`` CSV of input volume
-(``simulator.workloads.trace_workload``). The volume a stream job sees is the number of events
+(``simulator.model.workloads.trace_workload``). The volume a stream job sees is the number of events
 it receives per second, and most jobs keep a record of every event they handle: their logs, a
 Kafka topic dumped to Parquet, an audit table. ``events_to_volume`` is the Spark job that counts
 those records per time bucket, and ``write_trace`` writes the counts as the CSV the simulator
@@ -13,7 +13,7 @@ starts at ``floor(seconds / step) * step`` seconds since the epoch, and its valu
 of events in it divided by ``step``: events per second, whatever the bucket width.
 
 >>> import tempfile
->>> from simulator.spark import spark_session
+>>> from simulator.spark.session import spark_session
 >>> spark = spark_session("local[1]")
 >>> with tempfile.TemporaryDirectory() as folder:
 ...     log = Path(folder) / "requests.csv"
@@ -58,7 +58,7 @@ from pyspark.sql.types import (
 )
 
 from filters.base import check_choice, check_number
-from simulator.workloads import _epoch_seconds
+from simulator.model.workloads import _epoch_seconds
 
 FORMATS = {"csv": (".csv", ".csv.gz", ".csv.bz2"), "parquet": (".parquet",)}
 """Input formats and the file endings they are recognised by."""
@@ -274,7 +274,7 @@ def write_trace(df: DataFrame, path: str | os.PathLike[str]) -> int:
     one row per bucket, 86,400 a day at 1 s, small next to the events themselves. Timestamps
     are written as UTC ``YYYY-MM-DD HH:MM:SS``, with microseconds when any of them is not a
     whole second; values as Python writes floats, which read back exactly. Returns the number
-    of rows. ``simulator.workloads.read_trace`` needs at least 2.
+    of rows. ``simulator.model.workloads.read_trace`` needs at least 2.
     """
     missing = [column for column in ("timestamp", "value") if column not in df.columns]
     if missing:

@@ -4,7 +4,7 @@ Every generator returns a float64 array with one sample every ``step`` seconds: 
 the volume at time ``i * step``, for ``i = 0 .. duration / step - 1``, so ``duration`` (seconds)
 must be a multiple of ``step``. Random workloads draw from ``numpy.random.default_rng(seed)``:
 the same seed gives the same array. All volumes are >= 0; the parameters are validated so that
-they stay so. Noise is added separately (``simulator.noise``).
+they stay so. Noise is added separately (``simulator.model.noise``).
 
 ``make_workload(name, seed, duration, **params)`` builds any of them by its name in
 ``WORKLOADS``, the way the command line and the sweeps refer to them:
@@ -205,7 +205,7 @@ def cosine_workload(
 
     Kanis's cosine starts at the maximum and has a period of 60 minutes (the default); its
     140-minute runs see 2.3 periods, which ``period=643`` reproduces over 1,500 s. Its ±100,000
-    rec/s of noise per minute is left to ``simulator.noise``. ``amplitude`` must not exceed
+    rec/s of noise per minute is left to ``simulator.model.noise``. ``amplitude`` must not exceed
     ``mean``, so volumes stay >= 0.
 
     >>> cosine_workload(mean=300.0, amplitude=100.0, period=4, duration=4).round(6).tolist()
@@ -565,7 +565,7 @@ def make_workload(
     >>> make_workload("sine")
     Traceback (most recent call last):
     ...
-    filters.base.ParameterError: make_workload: name='sine' is not allowed: ... one of [...]
+    filters.configurable.ParameterError: make_workload: name='sine' is not allowed: ... one of [...]
     """
     check_choice("make_workload", "name", name, WORKLOADS)
     generator = WORKLOADS[name]

@@ -1,7 +1,7 @@
 """steadyscale against the policies users would pick instead, on the queue model, on Spark.
 
 Every policy of ``BASELINES`` runs on every workload, noise level and seed through
-``simulator.queue.run_queue``: the noisy volume arrives at one stage of instances processing
+``simulator.model.queue.run_queue``: the noisy volume arrives at one stage of instances processing
 ``capacity`` tuples/s each; each scaling operation stops processing for ``pause`` seconds;
 whatever is not processed waits in a backlog. steadyscale sees only the arrival rate; the
 baselines see what their sources read (utilisation, true processing rate, back-pressure, lag).
@@ -16,10 +16,10 @@ A ``CompareCell`` is one run; ``run_compare_cell`` gives its row (``COMPARE_COLU
   the backlog drained at the running capacity); ``sla_seconds``: seconds that latency is above
   ``sla``; ``paused_seconds``; ``operator_seconds``;
 * ``cost = 30 × (s_up + s_down) + operator_seconds + 5 × sla_seconds``, in operator-seconds
-  (``simulator.experiment.CostModel`` with ``under="sla_seconds"``).
+  (``simulator.experiments.cells.CostModel`` with ``under="sla_seconds"``).
 
-``run_compare`` runs a grid on the sweep engine (``simulator.sweep.run_stored``: batches on
-Spark, stored in ``DIR/cells.parquet``, a rerun skips what is done) and writes
+``run_compare`` runs a grid on the sweep engine (``simulator.spark.store.run_stored``: batches
+on Spark, stored in ``DIR/cells.parquet``, a rerun skips what is done) and writes
 ``DIR/compare.csv`` (one row per run), ``DIR/summary.csv`` (means and 95 % half-widths per
 workload, SNR and policy, computed in Spark), ``DIR/compare.md`` and plots.
 """
@@ -37,11 +37,11 @@ import numpy as np
 
 from scaling.baselines import make_policy
 from scaling.policy import ThresholdPolicy
-from simulator.experiment import CostModel, noise_seed, workload_trend
-from simulator.noise import add_noise
-from simulator.queue import QueueConfig, QueueResult, run_queue
-from simulator.report import markdown_table
-from simulator.sweep import run_stored, write_csv
+from simulator.experiments.cells import CostModel, noise_seed, workload_trend
+from simulator.model.noise import add_noise
+from simulator.model.queue import QueueConfig, QueueResult, run_queue
+from simulator.output.tables import markdown_table, write_csv
+from simulator.spark.store import run_stored
 
 # steadyscale's threshold at 70 % and 80 % of an instance's capacity: 70 % is the utilisation
 # target of the HPA and Varga baselines, so that steadyscale is also shown with their headroom.
@@ -254,7 +254,7 @@ def compare_cells(
 
 def run_compare(cells: Sequence[CompareCell], out: Path, spark: Any) -> list[dict[str, Any]]:
     """Run ``cells`` on Spark (resumable), aggregate there, write the outputs; the summary."""
-    from simulator.spark import row_schema, summarize_spark
+    from simulator.spark.cells import row_schema, summarize_spark
 
     schema = row_schema(
         COMPARE_COLUMNS,
@@ -291,11 +291,11 @@ def compare_report(summary: Sequence[Mapping[str, Any]]) -> str:
     """Markdown: per workload and SNR, every policy's means, cheapest first, with the winner."""
     parts = [
         "# steadyscale against the baselines",
-        "Queue model (simulator.queue): arrivals = the noisy volume; 50 tuples/s per instance; "
-        "8 s without processing after each scaling operation; bounds 1..20 instances. s± = "
-        "scaling operations; p+/p− = seconds above/below the count the noise-free trend needs; "
-        "SLA s = seconds the queueing delay exceeds 10 s; cost = 30 × s± + operator-seconds + "
-        "5 × SLA s. Means over seeds (± 95 % half-width of the cost).",
+        "Queue model (simulator.model.queue): arrivals = the noisy volume; 50 tuples/s per "
+        "instance; 8 s without processing after each scaling operation; bounds 1..20 instances. "
+        "s± = scaling operations; p+/p− = seconds above/below the count the noise-free trend "
+        "needs; SLA s = seconds the queueing delay exceeds 10 s; cost = 30 × s± + "
+        "operator-seconds + 5 × SLA s. Means over seeds (± 95 % half-width of the cost).",
     ]
     if any(row["policy"] == DEFAULT_POLICY for row in summary):
         parts += ["## Where the default stands", standing_table(summary)]

@@ -12,7 +12,7 @@ Columns of a result row (``ROW_COLUMNS``):
 * the cell: ``config`` (label of the filter + guards configuration), ``filter`` (filter name),
   ``filter_spec`` and ``guards`` (JSON), ``workload``, ``seed``, ``snr``, ``definition``,
   ``sigma`` (the noise deviation that ``snr`` gives on this trend, tuples/s), ``capacity``;
-* against the noisy volume, the paper's view (``simulator.metrics``): ``s_up``, ``s_down``,
+* against the noisy volume, the paper's view (``simulator.model.metrics``): ``s_up``, ``s_down``,
   ``p_over``, ``p_under``, ``operator_seconds``;
 * against the noise-free trend: ``p_over_trend``, ``p_under_trend``;
 * ``s_total = s_up + s_down``, ``p_total = p_over + p_under``,
@@ -42,10 +42,10 @@ import numpy as np
 from scipy import stats
 
 from filters import make_filter
-from scaling import Scaler, ThresholdPolicy, make_guard
-from simulator.engine import simulate
-from simulator.noise import add_noise, noise_std
-from simulator.workloads import make_workload
+from scaling import Scaler, ThresholdPolicy, default_spec, make_guard
+from simulator.model.engine import simulate
+from simulator.model.noise import add_noise, noise_std
+from simulator.model.workloads import make_workload
 
 METRICS = (
     "s_up",
@@ -86,9 +86,9 @@ class CostModel:
     a minute, as savepoint-and-restart does in Flink or Spark), and every second under-provisioned
     relative to the trend costs 5 (missed latency objectives are dearer than capacity).
     Over-provisioning is already paid through ``operator_seconds``. ``under`` names the metric
-    charged ``per_under_second``: the queue model of ``simulator.compare`` charges the seconds
-    its latency is over the SLA (``under="sla_seconds"``), since there under-provisioning shows
-    as backlog rather than as a count.
+    charged ``per_under_second``: the queue model of ``simulator.experiments.compare`` charges
+    the seconds its latency is over the SLA (``under="sla_seconds"``), since there
+    under-provisioning shows as backlog rather than as a count.
 
     >>> CostModel().cost({"s_up": 2, "s_down": 1, "operator_seconds": 100.0, "p_under_trend": 4.0})
     210.0
@@ -139,19 +139,53 @@ def noise_seed(seed: int) -> int:
     return int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
 
 
+DEFAULT = "default"
+"""The label, and the filter ``spec``, of steadyscale's default in ``build_scalers``."""
+
+Config = tuple[str | Mapping[str, Any], Sequence[Mapping[str, Any]]]
+"""A configuration: a filter spec (or ``DEFAULT``) and the guards after it."""
+
+
+def noisy_trend(trend: np.ndarray, seed: int, snr: float, definition: str) -> np.ndarray:
+    """``trend`` plus the noise of workload seed ``seed`` at ``snr`` (``noise_seed(seed)``)."""
+    return add_noise(trend, snr, noise_seed(seed), definition)
+
+
+def build_scalers(
+    configs: Mapping[str, Config], policy: ThresholdPolicy, operators: int
+) -> dict[str, Scaler]:
+    """One fresh Scaler per configuration, every one built before any runs (a bad spec fails
+    first). ``DEFAULT`` is steadyscale's default (``scaling.default_spec``): its own guards
+    first, then the given ones.
+
+    >>> scalers = build_scalers({"default": ("default", []), "ls": ({"name": "raw"}, [])},
+    ...                         ThresholdPolicy(capacity=50.0), operators=4)
+    >>> [(label, scaler.filter.name, len(scaler.guards)) for label, scaler in scalers.items()]
+    [('default', 'changepoint', 1), ('ls', 'raw', 0)]
+    """
+    scalers = {}
+    for label, (filter_spec, guards) in configs.items():
+        if filter_spec == DEFAULT:
+            default = default_spec(policy.capacity)
+            filter_spec, guards = default["filter"], [*default["guards"], *guards]
+        scalers[label] = Scaler(
+            make_filter(dict(filter_spec)),  # type: ignore[arg-type]
+            policy,
+            [make_guard(dict(guard)) for guard in guards],
+            operators,
+        )
+    return scalers
+
+
 def run_cell(cell: Cell, cost_model: CostModel | None = None) -> dict[str, Any]:
     """Simulate ``cell`` and return its result row (columns ``ROW_COLUMNS``)."""
     trend = workload_trend(cell.workload, cell.seed, cell.duration, cell.workload_params)
-    noisy = add_noise(trend, cell.snr, noise_seed(cell.seed), cell.definition)
+    noisy = noisy_trend(trend, cell.seed, cell.snr, cell.definition)
     if cell.observe not in ("noisy", "trend"):
         raise ValueError(f"observe={cell.observe!r} is not allowed: use 'noisy' or 'trend'")
     policy = ThresholdPolicy(capacity=cell.capacity)
-    scaler = Scaler(
-        make_filter(dict(cell.filter_spec)),
-        policy,
-        [make_guard(dict(guard)) for guard in cell.guards],
-        operators=policy.needed(float(trend[0])),
-    )
+    config = {cell.config: (cell.filter_spec, cell.guards)}
+    scaler = build_scalers(config, policy, policy.needed(float(trend[0])))[cell.config]
     observed = trend if cell.observe == "trend" else noisy
     result = simulate(scaler, observed, reference=noisy, trend=trend)
     assert result.trend_metrics is not None  # a trend was given
@@ -221,26 +255,6 @@ def summarize(
             entry[f"{metric}_ci"] = _half_width(values, confidence)
         summary.append(entry)
     return summary
-
-
-def pareto_front(
-    points: Sequence[Mapping[str, Any]], x: str = "s_total", y: str = "p_total_trend"
-) -> list[Mapping[str, Any]]:
-    """The points no other point beats on both ``x`` and ``y`` (lower is better), by ``x``.
-
-    A point is dropped when another is at least as good on both and better on one.
-
-    >>> points = [{"s_total": 1, "p_total_trend": 9}, {"s_total": 5, "p_total_trend": 2},
-    ...           {"s_total": 6, "p_total_trend": 9}, {"s_total": 3, "p_total_trend": 4}]
-    >>> [(p["s_total"], p["p_total_trend"]) for p in pareto_front(points)]
-    [(1, 9), (3, 4), (5, 2)]
-    """
-    ordered = sorted(points, key=lambda point: (point[x], point[y]))
-    front: list[Mapping[str, Any]] = []
-    for point in ordered:
-        if not front or point[y] < front[-1][y]:
-            front.append(point)
-    return front
 
 
 def config_label(spec: Mapping[str, Any], guards: Sequence[Mapping[str, Any]] = ()) -> str:

@@ -42,8 +42,8 @@ scaling operation, however many instances it adds or removes, and a pause of ``p
 starts during which the stage processes nothing (an operation during a pause restarts it).
 
 **Metrics** (``QueueResult.metrics``): ``s_up``, ``s_down``, ``p_over``, ``p_under`` and
-``operator_seconds`` exactly as in ``simulator.metrics`` (``s_up``/``s_down`` are ints, the rest
-floats), where the operators needed at step ``i`` are
+``operator_seconds`` exactly as in ``simulator.model.metrics`` (``s_up``/``s_down`` are ints,
+the rest floats), where the operators needed at step ``i`` are
 ``ThresholdPolicy(capacity, min_operators, max_operators).needed(v_i)`` for the reference ``v``:
 the ``trend`` when one is given, else the arrivals. Then, as floats: ``backlog_max`` and
 ``backlog_mean`` (tuples, over the end-of-step backlogs), ``latency_mean`` and ``latency_max``
@@ -70,7 +70,7 @@ import numpy as np
 from filters.base import check_number
 from scaling.baselines import Observation, Policy
 from scaling.policy import ThresholdPolicy
-from simulator.metrics import provisioning_metrics
+from simulator.model.metrics import provisioning_metrics
 
 # Decision times and the delay are compared in steps; interval / step is rounded (0.3 / 0.1 is
 # 2.9999999999999996), and a billionth of a step is far below any meaningful time difference.

@@ -150,3 +150,11 @@ def check_master(master: str, timeout: float = 5.0) -> None:
                     f"no Spark master answers at {address} ({error}); start it "
                     "(sbin/start-master.sh) or run locally with --master 'local[*]'"
                 ) from None
+
+
+if __name__ == "__main__":
+    # `python -m simulator.spark.checks`: the Java check the Makefile runs before the tests.
+    try:
+        print(f"Java {require_java()} found: Spark can start")  # noqa: T201
+    except SparkUnavailable as problem:
+        raise SystemExit(f"steadyscale: {problem}") from None
