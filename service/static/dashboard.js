@@ -324,8 +324,9 @@
 
   state.pageSize = Number($("page-size").value);
   state.window = Number($("window").value);
+  // A tab in the background asks nothing.
   setInterval(() => {
-    if ($("live").checked) tick();
+    if ($("live").checked && !document.hidden) tick();
   }, REFRESH_MS);
   if (state.tokens && !sessionStorage.getItem(TOKEN_KEY)) {
     askForToken();

@@ -12,7 +12,9 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,9 +66,9 @@ def promql(query: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def live_metrics(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """/metrics of a real service with a stream that scaled up and down and reported its
-    running count and backlog: every series it can export."""
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A real service with a stream that scaled up and down and reported its running count
+    and backlog: every series it can export."""
     server = Server(tmp_path_factory.mktemp("grafana") / "data")
     try:
         with httpx.Client(base_url=server.url, timeout=30.0) as client:
@@ -79,9 +81,14 @@ def live_metrics(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             answer = client.post("/v1/streams/orders/samples", json={"samples": samples})
             actions = {decision["action"] for decision in answer.json()["decisions"]}
             assert {"up", "down"} <= actions
-            yield client.get("/metrics").text
+        yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def live_metrics(live: Server) -> str:
+    return httpx.get(f"{live.url}/metrics", timeout=30.0).text
 
 
 def test_the_dashboard_reads_only_series_the_service_exports(live_metrics: str) -> None:
@@ -98,18 +105,22 @@ def test_the_dashboard_reads_only_series_the_service_exports(live_metrics: str) 
     assert used <= exported, f"not exported: {sorted(used - exported)}"
 
 
-def promtool() -> str:
-    """promtool's path; skips, saying why, where there is none."""
+def promtool(program: str = "promtool") -> str:
+    """The path of promtool (or of ``program`` beside it: Debian's prometheus package has
+    both); skips, saying why, where there is none."""
     given = os.environ.get("STEADYSCALE_PROMTOOL")
     found = shutil.which(given or "promtool")
+    if found is not None and program != "promtool":
+        beside = Path(found).with_name(program)
+        found = str(beside) if beside.exists() else shutil.which(program)
     if found is None:
         why = (
-            f"no promtool ({given or 'on PATH'}): install Debian's prometheus package "
+            f"no {program} ({given or 'on PATH'}): install Debian's prometheus package "
             "(apt-get install prometheus, which make test does as root), or set "
             "STEADYSCALE_PROMTOOL"
         )
-        warnings.warn(f"promtool NOT TESTED: {why}", stacklevel=2)
-        pytest.skip(f"promtool NOT TESTED: {why}")
+        warnings.warn(f"{program} NOT TESTED: {why}", stacklevel=2)
+        pytest.skip(f"{program} NOT TESTED: {why}")
     return found
 
 
@@ -142,3 +153,55 @@ def test_promtool_has_nothing_to_say_about_the_metrics(live_metrics: str) -> Non
         [tool, "check", "metrics"], input=live_metrics, capture_output=True, text=True, check=False
     )
     assert linted.returncode == 0 and linted.stdout + linted.stderr == "", linted.stdout
+
+
+def test_every_panel_draws_series_from_a_real_prometheus(live: Server, tmp_path: Path) -> None:
+    """Prometheus itself scrapes the live service every second; each panel's query, as Grafana
+    would send it, answers at least one series."""
+    executable = promtool("prometheus")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    target = live.url.removeprefix("http://")
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{"job_name": "steadyscale", "static_configs": [{"targets": [target]}]}],
+    }
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
+    command = [executable, f"--config.file={tmp_path / 'prometheus.yml'}",
+               f"--storage.tsdb.path={tmp_path / 'data'}",
+               f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"]  # fmt: skip
+    with (tmp_path / "prometheus.log").open("w") as log:
+        prometheus = subprocess.Popen(command, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}/api/v1/query"
+    try:
+
+        def series(query: str) -> list[dict[str, Any]]:
+            answer = httpx.get(url, params={"query": query}, timeout=10.0).json()
+            assert answer["status"] == "success", (query, answer)
+            found: list[dict[str, Any]] = answer["data"]["result"]
+            return found
+
+        # Until Prometheus has scraped the service a few times, with samples between scrapes.
+        deadline = time.monotonic() + 60.0
+        t = 31.0
+        while True:
+            httpx.post(f"{live.url}/v1/streams/orders/samples",
+                       json={"samples": [{"t": t, "volume": 40.0 + t}]}, timeout=10.0)  # fmt: skip
+            t += 1.0
+            try:
+                scrapes = series('count_over_time(up{job="steadyscale"}[1m])')
+            except httpx.TransportError:
+                scrapes = []
+            if scrapes and float(scrapes[0]["value"][1]) >= 4:
+                break
+            assert prometheus.poll() is None, (tmp_path / "prometheus.log").read_text()
+            assert time.monotonic() < deadline, "Prometheus scraped the service too few times"
+            time.sleep(0.5)
+        # Annotations mark changes and may rightly find none in their interval.
+        for where, query in queries():
+            if where.startswith("panel"):
+                assert series(promql(query)), f"{where}: no series for {promql(query)}"
+    finally:
+        prometheus.terminate()
+        prometheus.wait(timeout=10)

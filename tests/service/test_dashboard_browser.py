@@ -295,9 +295,14 @@ def test_every_stream_in_view_is_drawn_with_its_data_behind_a_token(
             watched.wait_until_drawn(4)
             assert page.locator("#token-form").is_hidden()
 
-            # The reason of a scaling operation, on hover over its marker.
+            # The reason of a scaling operation, on hover over its marker (one with no other
+            # within 15 s, so that no neighbour's marker is as near the cursor).
+            operations = [d for d in in_window(client, "checkout") if d["action"] != "none"]
             scaling = next(
-                d for d in reversed(in_window(client, "checkout")) if d["action"] == "up"
+                d
+                for d in reversed(operations)
+                if d["action"] == "up"
+                and all(other is d or abs(other["t"] - d["t"]) >= 15.0 for other in operations)
             )
             text = watched.hover_scaling("checkout", scaling["t"])
             assert f"up {scaling['previous']} → {scaling['operators']}" in text
