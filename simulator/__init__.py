@@ -12,9 +12,11 @@
 
 from __future__ import annotations
 
+from simulator.model.catalog import WORKLOADS, make_workload
 from simulator.model.engine import SimulationResult, simulate
 from simulator.model.noise import add_noise, noise_std
-from simulator.model.workloads import WORKLOADS, make_workload, paper_workload, trace_workload
+from simulator.model.traces import trace_workload
+from simulator.model.workloads import paper_workload
 
 __all__ = [
     "WORKLOADS",

@@ -11,11 +11,11 @@ from simulator.experiments.compare import (
     SEED_002_WORKLOADS,
     baselines,
     compare_cells,
-    run_compare,
 )
+from simulator.experiments.compare_report import run_compare
 from simulator.model.noise import DEFINITIONS
 from simulator.model.queue import QueueConfig
-from simulator.model.workloads import read_trace
+from simulator.model.traces import read_trace
 from simulator.spark.checks import check_spark
 from simulator.spark.store import claim_folder
 

@@ -16,7 +16,8 @@ from filters import make_filter
 from simulator.cli import options
 from simulator.cli.options import Commands, add_command, add_list
 from simulator.experiments.cells import noisy_trend
-from simulator.model.workloads import paper_workload, read_trace, trace_start
+from simulator.model.traces import read_trace, trace_start
+from simulator.model.workloads import paper_workload
 from simulator.output.tables import write_columns
 
 

@@ -6,7 +6,8 @@ import argparse
 from datetime import datetime
 
 from simulator.cli.options import Commands, add_command, require, workloads
-from simulator.model.workloads import make_workload
+from simulator.model.catalog import make_workload
+from simulator.model.event_log import detect_format, write_events
 
 
 def add(commands: Commands) -> None:
@@ -30,8 +31,6 @@ def add(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.spark.events import detect_format, write_events
-
     detect_format(args.out)  # a wrong ending fails before the work
     if args.out.endswith(".parquet"):
         require("pyarrow")

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from simulator.experiments.specs import expand_spec, parse_value
+from simulator.model.catalog import WORKLOADS
 from simulator.model.noise import DEFINITIONS
-from simulator.model.workloads import WORKLOADS
 
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 """What ``add_subparsers()`` returns: each command module's ``add`` takes it."""
@@ -72,6 +72,7 @@ class Parser(argparse.ArgumentParser):
                 found: argparse.ArgumentParser = action.choices.get(parsed.command, self)
                 return found
         return self
+
 
 def add_command(
     commands: Commands, name: str, run: Callable[[Any], int], **kwargs: Any

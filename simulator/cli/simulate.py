@@ -16,15 +16,10 @@ from simulator.cli import options
 from simulator.cli.options import Commands, add_command, add_list
 from simulator.experiments.cells import DEFAULT, build_scalers, noise_seed, noisy_trend
 from simulator.experiments.specs import parse_guard_set
+from simulator.model.catalog import WORKLOADS, make_workload
 from simulator.model.engine import SimulationResult, simulate
 from simulator.model.noise import DEFINITIONS, noise_std
-from simulator.model.workloads import (
-    WORKLOADS,
-    TraceReplay,
-    make_workload,
-    recording_spacing,
-    replay_trace,
-)
+from simulator.model.traces import TraceReplay, recording_spacing, replay_trace
 from simulator.output.tables import write_columns
 
 SUMMARY_COLUMNS = [
@@ -61,7 +56,7 @@ def add(commands: Commands) -> None:
     source.add_argument(
         "--trace",
         metavar="PATH",
-        help="replay a CSV with header timestamp,value (simulator.model.workloads.replay_trace)",
+        help="replay a CSV with header timestamp,value (simulator.model.traces.replay_trace)",
     )
     add_list(
         command,

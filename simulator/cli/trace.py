@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from simulator.cli.options import Commands, add_command, add_spark_options, spark_session
+from simulator.model.event_log import check_input, detect_format
 from simulator.spark.checks import check_spark
 
 
@@ -36,7 +37,7 @@ def add(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_spark(args.master)
-    from simulator.spark.events import check_input, detect_format, events_to_volume, write_trace
+    from simulator.spark.events import events_to_volume, write_trace
 
     # A missing input or an unknown format fails here, in one line, before Spark starts.
     check_input(args.input)

@@ -43,9 +43,9 @@ from scipy import stats
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy, default_spec, make_guard
+from simulator.model.catalog import make_workload
 from simulator.model.engine import simulate
 from simulator.model.noise import add_noise, noise_std
-from simulator.model.workloads import make_workload
 
 METRICS = (
     "s_up",

@@ -18,15 +18,12 @@ A ``CompareCell`` is one run; ``run_compare_cell`` gives its row (``COMPARE_COLU
 * ``cost = 30 × (s_up + s_down) + operator_seconds + 5 × sla_seconds``, in operator-seconds
   (``simulator.experiments.cells.CostModel`` with ``under="sla_seconds"``).
 
-``run_compare`` runs a grid on the sweep engine (``simulator.spark.store.run_stored``: batches
-on Spark, stored in ``DIR/cells.parquet``, a rerun skips what is done) and writes
-``DIR/compare.csv`` (one row per run), ``DIR/summary.csv`` (means and 95 % half-widths per
-workload, SNR and policy, computed in Spark), ``DIR/compare.md`` and plots.
+``simulator.experiments.compare_report.run_compare`` runs a grid of them on Spark and writes
+the report.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,8 +37,6 @@ from scaling.policy import ThresholdPolicy
 from simulator.experiments.cells import CostModel, noise_seed, workload_trend
 from simulator.model.noise import add_noise
 from simulator.model.queue import QueueConfig, QueueResult, run_queue
-from simulator.output.tables import markdown_table, write_csv
-from simulator.spark.store import run_stored
 
 # steadyscale's threshold at 70 % and 80 % of an instance's capacity: 70 % is the utilisation
 # target of the HPA and Varga baselines, so that steadyscale is also shown with their headroom.
@@ -250,178 +245,3 @@ def compare_cells(
         for label, spec in policies.items()
         for seed in seeds
     ]
-
-
-def run_compare(cells: Sequence[CompareCell], out: Path, spark: Any) -> list[dict[str, Any]]:
-    """Run ``cells`` on Spark (resumable), aggregate there, write the outputs; the summary."""
-    from simulator.spark.cells import row_schema, summarize_spark
-
-    schema = row_schema(
-        COMPARE_COLUMNS,
-        strings=("policy", "family", "policy_spec", "workload", "definition"),
-        longs=("seed", "s_up", "s_down", "s_total"),
-    )
-    results = run_stored(cells, out, spark, run=run_compare_cell, schema=schema)
-    rows = [row.asDict() for row in results.orderBy("grid_order").collect()]
-    by = ("workload", "snr", "definition", "policy", "family")
-    summary_df = summarize_spark(results, by=by, metrics=COMPARE_METRICS)
-    order = {label: index for index, label in enumerate(dict.fromkeys(c.policy for c in cells))}
-    summary = sorted(
-        (row.asDict() for row in summary_df.collect()),
-        key=lambda row: (row["workload"], row["snr"], order.get(row["policy"], len(order))),
-    )
-    write_csv(out / "compare.csv", rows, ["cell_id", *COMPARE_COLUMNS])
-    columns = [*by, "n", *(f"{m}{s}" for m in COMPARE_METRICS for s in ("", "_ci"))]
-    write_csv(out / "summary.csv", summary, columns)
-    (out / "compare.md").write_text(compare_report(summary), encoding="utf-8")
-    for workload in dict.fromkeys(row["workload"] for row in summary):
-        plot_tradeoff(out / f"compare_{_file_name(workload)}.png", workload, summary)
-    if cells:
-        first = cells[0]
-        examples = {
-            cell.policy: dataclasses.replace(first, policy=cell.policy, policy_spec=spec)
-            for cell, spec in ((cell, cell.policy_spec) for cell in cells)
-        }
-        name = f"timeline_{_file_name(first.workload_label)}_snr{first.snr:g}.png"
-        plot_timelines(out / name, list(examples.values()))
-    return summary
-
-
-def compare_report(summary: Sequence[Mapping[str, Any]]) -> str:
-    """Markdown: per workload and SNR, every policy's means, cheapest first, with the winner."""
-    parts = [
-        "# steadyscale against the baselines",
-        "Queue model (simulator.model.queue): arrivals = the noisy volume; 50 tuples/s per "
-        "instance; 8 s without processing after each scaling operation; bounds 1..20 instances. "
-        "s± = scaling operations; p+/p− = seconds above/below the count the noise-free trend "
-        "needs; SLA s = seconds the queueing delay exceeds 10 s; cost = 30 × s± + "
-        "operator-seconds + 5 × SLA s. Means over seeds (± 95 % half-width of the cost).",
-    ]
-    if any(row["policy"] == DEFAULT_POLICY for row in summary):
-        parts += ["## Where the default stands", standing_table(summary)]
-    groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
-    for row in summary:
-        groups.setdefault((row["workload"], row["snr"], row["definition"]), []).append(row)
-    for (workload, snr, definition), rows in groups.items():
-        ranked = sorted(rows, key=lambda row: row["cost"])
-        table = markdown_table(
-            ["policy", "s±", "p+ (s)", "p− (s)", "backlog max", "latency mean (s)", "SLA s",
-             "operator-s", "cost"],
-            [[f"**{row['policy']}**" if row["family"] == "steadyscale" else row["policy"],
-              f"{row['s_total']:.1f}", f"{row['p_over']:.0f}", f"{row['p_under']:.0f}",
-              f"{row['backlog_max']:.0f}", f"{row['latency_mean']:.2f}",
-              f"{row['sla_seconds']:.0f}", f"{row['operator_seconds']:.0f}",
-              f"{row['cost']:.0f} ± {row['cost_ci']:.0f}"] for row in ranked],
-        )  # fmt: skip
-        parts += [f"## {workload}, SNR {snr:g} (`{definition}`)", table]
-    return "\n\n".join(parts) + "\n"
-
-
-DEFAULT_POLICY = "steadyscale"
-
-
-def standing_table(
-    summary: Sequence[Mapping[str, Any]],
-    policy: str = DEFAULT_POLICY,
-    prices: Sequence[float] = (5.0, 50.0),
-) -> str:
-    """Per workload and SNR: ``policy``'s cost over the cheapest policy's at each price of an
-    SLA second (the cheapest named), whether it is the cheapest or within the cheapest's 95 %
-    interval, and its SLA seconds against the HPA's.
-
-    At a price ``c`` per SLA second, a row's cost is its ``cost`` + (c − 5) × ``sla_seconds``
-    (``cost`` is priced at 5); the interval used is the cheapest's ``cost_ci``.
-    """
-    groups: dict[tuple[Any, ...], dict[str, Mapping[str, Any]]] = {}
-    for row in summary:
-        groups.setdefault((row["workload"], row["snr"]), {})[row["policy"]] = row
-    lines, wins = [], dict.fromkeys(prices, 0)
-    for (workload, snr), rows in groups.items():
-        if policy not in rows:
-            continue
-        mine = rows[policy]
-        cells = [workload, f"{snr:g}"]
-        for price in prices:
-
-            def cost(row: Mapping[str, Any], price: float = price) -> float:
-                return float(row["cost"]) + (price - COST_MODEL.per_under_second) * float(
-                    row["sla_seconds"]
-                )
-
-            best = min(rows.values(), key=cost)
-            tied = cost(mine) <= cost(best) + float(best["cost_ci"])
-            wins[price] += tied
-            verdict = "cheapest" if best is mine else "within" if tied else best["policy"]
-            cells.append(f"{cost(mine) / cost(best):.3f} ({verdict})")
-        hpa = rows.get("hpa")
-        cells.append(f"{mine['sla_seconds']:.0f} / {hpa['sla_seconds']:.0f}" if hpa else "–")
-        lines.append(cells)
-    headers = ["workload", "SNR", *(f"cost / cheapest at {p:g} per SLA s" for p in prices),
-               f"SLA s, `{policy}` / `hpa`"]  # fmt: skip
-    total = len(lines)
-    summary_line = "; ".join(
-        f"at {price:g} per SLA second `{policy}` is the cheapest or within its interval in "
-        f"{count} of {total} cells"
-        for price, count in wins.items()
-    )
-    return summary_line + ".\n\n" + markdown_table(headers, lines)
-
-
-def plot_tradeoff(path: Path, workload: str, summary: Sequence[Mapping[str, Any]]) -> None:
-    """Scaling operations against seconds over the SLA, one panel per SNR, one dot per policy."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [row for row in summary if row["workload"] == workload]
-    snrs = sorted({row["snr"] for row in rows})
-    figure, axes = plt.subplots(1, len(snrs), figsize=(5.5 * len(snrs), 4.6), squeeze=False)
-    for axis, snr in zip(axes[0], snrs, strict=True):
-        for row in (row for row in rows if row["snr"] == snr):
-            ours = row["family"] == "steadyscale"
-            axis.scatter(
-                row["s_total"] + 1, row["sla_seconds"] + 1, marker="o" if ours else "s",
-                color="C0" if ours else "C3", s=36,
-            )  # fmt: skip
-            axis.annotate(row["policy"], (row["s_total"] + 1, row["sla_seconds"] + 1),
-                          fontsize=7, xytext=(3, 3), textcoords="offset points")  # fmt: skip
-        axis.set_xscale("log")
-        axis.set_yscale("log")
-        axis.set_title(f"SNR {snr:g}")
-        axis.set_xlabel("scaling operations + 1")
-        axis.set_ylabel("seconds over the SLA + 1")
-    figure.suptitle(f"{workload}: steadyscale (blue) and baselines (red); lower left is better")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-
-
-def plot_timelines(path: Path, cells: Sequence[CompareCell]) -> None:
-    """Running instances and backlog over time for each policy on the same noisy workload."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(len(cells), 1, figsize=(10, 1.6 * len(cells)), sharex=True)
-    for axis, cell in zip(np.atleast_1d(axes), cells, strict=True):
-        trend, result = queue_run(cell)
-        timeline = result.timeline
-        axis.step(timeline["t"], timeline["needed"], where="post", color="0.6", lw=1)
-        axis.step(timeline["t"], timeline["operators"], where="post", color="C0", lw=1.2)
-        backlog = axis.twinx()
-        backlog.fill_between(timeline["t"], timeline["backlog"], color="C3", alpha=0.25, lw=0)
-        backlog.set_yticks([])
-        axis.set_ylabel(cell.policy, rotation=0, ha="right", va="center", fontsize=8)
-    figure.suptitle(
-        f"{cells[0].workload_label}, SNR {cells[0].snr:g}, seed {cells[0].seed}: instances (blue), "
-        "needed by the trend (grey), backlog (red, own scale)"
-    )
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-
-
-def _file_name(label: str) -> str:
-    return label.replace(":", "_").replace("/", "_")

@@ -1,4 +1,4 @@
-"""Noise-free input-volume trends (tuples/s) for the simulator, and replays of real traces.
+"""Noise-free synthetic input-volume trends (tuples/s) for the simulator.
 
 Every generator returns a float64 array with one sample every ``step`` seconds: sample ``i`` is
 the volume at time ``i * step``, for ``i = 0 .. duration / step - 1``, so ``duration`` (seconds)
@@ -6,14 +6,8 @@ must be a multiple of ``step``. Random workloads draw from ``numpy.random.defaul
 the same seed gives the same array. All volumes are >= 0; the parameters are validated so that
 they stay so. Noise is added separately (``simulator.model.noise``).
 
-``make_workload(name, seed, duration, **params)`` builds any of them by its name in
-``WORKLOADS``, the way the command line and the sweeps refer to them:
-
->>> sorted(WORKLOADS)
-['convergence', 'cosine', 'decreasing', 'increasing', 'paper', 'ramp', 'random_walk', 'spike',
- 'step', 'trace']
->>> make_workload("step", duration=6, levels=(200.0, 400.0)).tolist()
-[200.0, 200.0, 200.0, 400.0, 400.0, 400.0]
+``simulator.model.catalog`` has them all by name (``make_workload``), recorded traces
+(``simulator.model.traces``) included.
 
 The shapes ``cosine``, ``random_walk``, ``increasing``, ``decreasing`` and ``convergence`` are
 the workloads of Kanis (TU Delft MSc thesis, 2023, §5.4.3), moved from its 0-2.5 M rec/s scale
@@ -22,20 +16,12 @@ to the paper's 200-500 tuples/s; each docstring says what was kept.
 
 from __future__ import annotations
 
-import csv
-import inspect
 import math
-import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from functools import partial
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
-from filters.base import check_choice, check_number
+from filters.base import check_number
 
 PAPER_LOW = 200.0
 PAPER_HIGH = 500.0
@@ -310,285 +296,6 @@ def convergence_workload(
     )
 
 
-def read_trace(
-    path: str | os.PathLike[str], column: str = "value"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Read a CSV trace: seconds since its first timestamp, and the ``column`` values.
-
-    The file needs a header with ``timestamp`` and ``column``. Timestamps are all numbers
-    (seconds) or all ISO datetimes (offsets are converted to UTC, naive ones taken as they
-    are); they must increase strictly. Values must be finite numbers. Errors name the line.
-    """
-    with Path(path).open(newline="", encoding="utf-8") as file:
-        reader = csv.DictReader(file)
-        header = reader.fieldnames or []
-        if "timestamp" not in header or column not in header:
-            raise ValueError(
-                f"{path}: the header must name the columns 'timestamp' and {column!r}, "
-                f"not {header!r}"
-            )
-        rows = [(row["timestamp"], row[column]) for row in reader]
-    if len(rows) < 2:
-        raise ValueError(f"{path}: {len(rows)} samples; a trace needs at least 2")
-    values = _parsed(path, column, [text for _, text in rows], float, "a finite number")
-    stamps = [stamp for stamp, _ in rows]
-    try:
-        float(stamps[0])
-    except (TypeError, ValueError):
-        moments = _parsed(path, "timestamp", stamps, _epoch_seconds, "an ISO datetime, like line 2")
-    else:
-        moments = _parsed(path, "timestamp", stamps, float, "a finite number, like line 2")
-    seconds = moments - moments[0]
-    backwards = np.flatnonzero(np.diff(seconds) <= 0)
-    if backwards.size:
-        line = int(backwards[0]) + 3
-        raise ValueError(
-            f"{path}, line {line}: timestamp={rows[line - 2][0]!r} does not come after the one "
-            "before; timestamps must increase (sort the file, drop duplicates)"
-        )
-    return seconds, values
-
-
-def trace_workload(
-    path: str | os.PathLike[str],
-    step: float = 1.0,
-    low: float | None = PAPER_LOW,
-    high: float | None = PAPER_HIGH,
-    duration: float | None = None,
-    column: str = "value",
-    time_scale: float | None = None,
-) -> np.ndarray:
-    """Replay a recorded ``timestamp,value`` trace as a volume series, compressed in time.
-
-    1. Time: replay second ``tau`` shows the trace at ``time_scale * tau`` seconds after its
-       first timestamp. The default ``time_scale`` is the median spacing of the trace's
-       timestamps divided by ``step``: one recorded sample per output sample, which is the
-       usual way to turn a 5-minute trace into a 1 Hz series (a NAB Twitter trace then plays
-       300 s of recording per second, nyc_taxi 1,800 s). ``time_scale=1`` replays in real time.
-    2. Resampling: the output has a sample every ``step`` seconds of replay, each the linear
-       interpolation of the trace between its two neighbouring timestamps. On a regular trace
-       with the default ``time_scale`` these are the recorded values themselves; gaps in the
-       recording are bridged by straight lines.
-    3. Length: every sample the recording covers, or the first ``duration`` seconds (a
-       multiple of ``step``; ``ValueError`` if the trace is shorter).
-    4. Scale: the output is mapped linearly so that its minimum becomes ``low`` and its maximum
-       ``high`` (after cutting to ``duration``: the returned series spans exactly [low, high]).
-       ``low=None, high=None`` keeps the recorded values. A single outlier compresses the rest.
-
-    See ``read_trace`` for the file format, and ``replay_trace`` for the same series with a
-    record of what was done to it (rescaling, time compression, the recorded dates).
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = Path(folder) / "trace.csv"
-    ...     _ = path.write_text("timestamp,value\\n0,10\\n300,30\\n600,20\\n")
-    ...     trace_workload(path).tolist(), trace_workload(path, time_scale=150).tolist()
-    ([200.0, 500.0, 350.0], [200.0, 350.0, 500.0, 425.0, 350.0])
-    """
-    return replay_trace(path, step, low, high, duration, column, time_scale).values
-
-
-@dataclass(frozen=True)
-class TraceReplay:
-    """A replayed trace and what was done to it, so that reports can say so.
-
-    ``values`` is the series (one sample every ``step`` seconds of replay); replay second
-    ``tau`` shows the recording at ``time_scale * tau`` seconds after ``start``. ``recorded``
-    is the lowest and highest recorded value replayed, ``rescaled`` the ``(low, high)`` they
-    were mapped onto, ``None`` when the values are the recorded ones. ``start`` is the first
-    timestamp when the trace's timestamps are datetimes (naive, as written; UTC when the file
-    gave offsets), ``None`` when they are plain seconds.
-    """
-
-    values: np.ndarray
-    step: float
-    time_scale: float
-    spacing: float
-    recorded: tuple[float, float]
-    rescaled: tuple[float, float] | None
-    start: datetime | None
-
-    def dates(self) -> np.ndarray | None:
-        """The recorded moment of each sample (``datetime64[ms]``), or ``None`` without dates."""
-        if self.start is None:
-            return None
-        offsets = np.arange(self.values.size) * self.step * self.time_scale * 1000.0
-        return np.datetime64(self.start, "ms") + np.round(offsets).astype("timedelta64[ms]")
-
-    def describe(self, unit: str = "tuples/s") -> str:
-        """One sentence: the recording, the time compression and the rescaling applied."""
-        span = ""
-        dates = self.dates()
-        if dates is not None:
-            span = f" from {_minute(dates[0])} to {_minute(dates[-1])}"
-        text = f"{self.values.size:,} samples{span}, recorded every {self.spacing:g} s; "
-        if self.time_scale == 1.0:
-            text += f"replayed in real time, one sample every {self.step:g} s; "
-        else:
-            text += (
-                f"replayed one sample every {self.step:g} s, time compressed "
-                f"{self.time_scale:g}x (--real-time keeps the recorded time); "
-            )
-        low, high = self.recorded
-        if self.rescaled is None:
-            return text + f"values as recorded, {low:,.6g} to {high:,.6g} {unit}"
-        return text + (
-            f"values {low:,.6g} to {high:,.6g} rescaled linearly to {self.rescaled[0]:g} to "
-            f"{self.rescaled[1]:g} {unit} (--keep-values keeps the recorded values)"
-        )
-
-
-def replay_trace(
-    path: str | os.PathLike[str],
-    step: float = 1.0,
-    low: float | None = PAPER_LOW,
-    high: float | None = PAPER_HIGH,
-    duration: float | None = None,
-    column: str = "value",
-    time_scale: float | None = None,
-) -> TraceReplay:
-    """``trace_workload``'s series, with what was done to it (``TraceReplay``).
-
-    To replay in real time at the recording's own spacing, pass ``time_scale=1`` and
-    ``step=recording_spacing(path)``; to keep the recorded values, ``low=None, high=None``.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = Path(folder) / "trace.csv"
-    ...     _ = path.write_text("timestamp,value\\n2024-01-01 00:00,10\\n2024-01-01 00:05,30\\n")
-    ...     print(replay_trace(path).describe())
-    2 samples from 2024-01-01 00:00 to 2024-01-01 00:05, recorded every 300 s; replayed one
-    sample every 1 s, time compressed 300x (--real-time keeps the recorded time); values 10 to
-    30 rescaled linearly to 200 to 500 tuples/s (--keep-values keeps the recorded values)
-    """
-    name = "trace_workload"
-    check_number(name, "step", step, minimum=0, exclusive_minimum=True)
-    if time_scale is not None:
-        check_number(name, "time_scale", time_scale, minimum=0, exclusive_minimum=True)
-    if (low is None) != (high is None):
-        raise ValueError(
-            f"{name}: low={low!r}, high={high!r} is not allowed: give both, or neither to keep "
-            "the recorded values"
-        )
-    if low is not None:
-        check_number(name, "low", low, minimum=0)
-        check_number(name, "high", high, minimum=low, exclusive_minimum=True)
-    seconds, values = read_trace(path, column)
-    spacing = float(np.median(np.diff(seconds)))
-    scale = spacing / step if time_scale is None else time_scale
-    covered = float(seconds[-1]) / scale
-    if duration is None:
-        times = np.arange(math.floor(covered / step * (1 + 1e-12)) + 1) * step
-    else:
-        times = _sample_times(name, duration, step)
-        if times[-1] > covered * (1 + 1e-12):
-            raise ValueError(
-                f"{name}: duration={duration!r} is not allowed: the trace covers "
-                f"{covered + step:g} s of replay at time_scale={scale:g}"
-            )
-    replayed: np.ndarray = np.interp(times * scale, seconds, values)
-    smallest, largest = float(replayed.min()), float(replayed.max())
-    start = trace_start(path)
-    if low is None or high is None:
-        return TraceReplay(replayed, step, scale, spacing, (smallest, largest), None, start)
-    if smallest == largest:
-        raise ValueError(
-            f"{name}: the replayed trace is constant ({smallest:g}) and cannot be rescaled to "
-            f"[{low:g}, {high:g}]; pass low=None, high=None to keep its values"
-        )
-    # np.interp hits the end points exactly, so the result stays within [low, high].
-    rescaled: np.ndarray = np.interp(replayed, [smallest, largest], [low, high])
-    return TraceReplay(
-        rescaled, step, scale, spacing, (smallest, largest), (float(low), float(high)), start
-    )
-
-
-def recording_spacing(path: str | os.PathLike[str], column: str = "value") -> float:
-    """The median spacing of a trace's timestamps, in seconds: its real-time replay ``step``."""
-    seconds, _ = read_trace(path, column)
-    return float(np.median(np.diff(seconds)))
-
-
-def trace_start(path: str | os.PathLike[str]) -> datetime | None:
-    """The first timestamp of a trace when it is a datetime (naive; UTC if offsets were given),
-    ``None`` when timestamps are plain seconds. Call after ``read_trace``, which checks them."""
-    with Path(path).open(newline="", encoding="utf-8") as file:
-        first = next(csv.DictReader(file))["timestamp"]
-    try:
-        float(first)
-    except ValueError:
-        return datetime(1970, 1, 1) + timedelta(seconds=_epoch_seconds(first))
-    return None
-
-
-def _minute(moment: np.datetime64) -> str:
-    return str(moment.astype("datetime64[m]")).replace("T", " ")
-
-
-def _equal_steps(
-    levels: Sequence[float] = (250.0, 450.0, 300.0), duration: float = 1500.0, step: float = 1.0
-) -> np.ndarray:
-    """``step_workload`` with the levels sharing ``duration`` equally."""
-    check_number("step workload", "duration", duration, minimum=0, exclusive_minimum=True)
-    # With no levels, step_workload says so; the `or 1` only avoids dividing by zero first.
-    return step_workload(levels, duration / (len(levels) or 1), step)
-
-
-WORKLOADS: dict[str, Callable[..., np.ndarray]] = {
-    "paper": paper_workload,
-    "step": _equal_steps,
-    "ramp": ramp_workload,
-    "cosine": cosine_workload,
-    "random_walk": random_walk_workload,
-    "spike": spike_workload,
-    "increasing": monotone_workload,
-    "decreasing": partial(monotone_workload, start=PAPER_HIGH, end=PAPER_LOW),
-    "convergence": convergence_workload,
-    "trace": trace_workload,
-}
-"""Workload names and their generators. ``"step"`` shares ``duration`` equally among
-``levels``; ``"increasing"`` and ``"decreasing"`` are ``monotone_workload`` from 200 to 500 and
-from 500 to 200 tuples/s; ``"trace"`` needs ``path``."""
-
-
-def make_workload(
-    name: str, seed: int = 0, duration: float | None = 1500.0, **params: Any
-) -> np.ndarray:
-    """Build the workload ``name`` of ``WORKLOADS`` over ``duration`` seconds.
-
-    ``seed`` goes to the random workloads and is ignored by the deterministic ones; ``params``
-    are the generator's other keyword parameters. Unknown names or parameters raise
-    ``ValueError`` listing what is allowed.
-
-    >>> make_workload("ramp", duration=3, start=100.0, end=300.0).tolist()
-    [100.0, 200.0, 300.0]
-    >>> make_workload("sine")
-    Traceback (most recent call last):
-    ...
-    filters.configurable.ParameterError: make_workload: name='sine' is not allowed: ... one of [...]
-    """
-    check_choice("make_workload", "name", name, WORKLOADS)
-    generator = WORKLOADS[name]
-    accepted = inspect.signature(generator).parameters
-    arguments: dict[str, Any] = {"duration": duration, **params}
-    if "seed" in accepted:
-        arguments["seed"] = seed
-    for parameter, value in arguments.items():
-        if parameter not in accepted:
-            raise ValueError(
-                f"make_workload: {parameter}={value!r} is not allowed for workload {name!r}: "
-                f"its parameters are {[p for p in accepted if p != 'seed']}"
-            )
-    missing = [
-        parameter
-        for parameter, spec in accepted.items()
-        if spec.default is inspect.Parameter.empty and parameter not in arguments
-    ]
-    if missing:
-        raise ValueError(f"make_workload: workload {name!r} needs the parameter(s) {missing}")
-    return generator(**arguments)
-
-
 def _sample_times(function: str, duration: float, step: float) -> np.ndarray:
     """``i * step`` for the ``duration / step`` samples of a run."""
     check_number(function, "duration", duration, minimum=0, exclusive_minimum=True)
@@ -618,31 +325,3 @@ def _piecewise_linear(
     first, last = np.asarray(firsts, dtype=float)[piece], np.asarray(lasts, dtype=float)[piece]
     values: np.ndarray = first + (last - first) * (times - start) / (end - start)
     return values
-
-
-def _parsed(
-    path: str | os.PathLike[str],
-    column: str,
-    texts: list[str],
-    parse: Callable[[str], float],
-    expected: str,
-) -> np.ndarray:
-    """``parse`` applied to a column; the first text that fails or gives no finite number is
-    reported with its line."""
-    parsed = np.empty(len(texts))
-    for index, text in enumerate(texts):
-        try:
-            parsed[index] = parse(text)
-        except (TypeError, ValueError):  # TypeError: a row shorter than the header gives None
-            parsed[index] = math.nan
-        if not math.isfinite(parsed[index]):
-            raise ValueError(f"{path}, line {index + 2}: {column}={text!r} is not {expected}")
-    return parsed
-
-
-def _epoch_seconds(stamp: str) -> float:
-    """An ISO datetime as seconds since 1970; offsets count in UTC, naive times as written."""
-    moment = datetime.fromisoformat(stamp)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return (moment - datetime(1970, 1, 1)).total_seconds()

@@ -1,7 +1,7 @@
 """From a job's own event records to the volume trace the simulator replays.
 
 ``steadyscale simulate --trace FILE`` replays a ``timestamp,value`` CSV of input volume
-(``simulator.model.workloads.trace_workload``). The volume a stream job sees is the number of events
+(``simulator.model.traces.trace_workload``). The volume a stream job sees is the number of events
 it receives per second, and most jobs keep a record of every event they handle: their logs, a
 Kafka topic dumped to Parquet, an audit table. ``events_to_volume`` is the Spark job that counts
 those records per time bucket, and ``write_trace`` writes the counts as the CSV the simulator
@@ -35,7 +35,6 @@ timestamp,value
 from __future__ import annotations
 
 import csv
-import glob
 import math
 import os
 from collections.abc import Iterator
@@ -45,7 +44,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -58,10 +56,8 @@ from pyspark.sql.types import (
 )
 
 from filters.base import check_choice, check_number
-from simulator.model.workloads import _epoch_seconds
-
-FORMATS = {"csv": (".csv", ".csv.gz", ".csv.bz2"), "parquet": (".parquet",)}
-"""Input formats and the file endings they are recognised by."""
+from simulator.model.event_log import FORMATS, detect_format
+from simulator.model.traces import epoch_seconds
 
 UNITS = {"s": 1.0, "ms": 1000.0}
 """Units of numeric timestamps: how many make a second."""
@@ -223,48 +219,6 @@ def events_to_volume(
     )
 
 
-def write_events(
-    path: str | os.PathLike[str],
-    rates: np.ndarray,
-    start: datetime,
-    step: float = 1.0,
-    seed: int = 1,
-) -> int:
-    """Write an event log whose volume follows ``rates``: the input ``events_to_volume`` reads.
-
-    For trying ``steadyscale trace`` without a log of one's own. Sample ``k`` of ``rates``
-    (events per second) covers ``[k * step, (k + 1) * step)`` seconds after ``start`` (naive:
-    UTC); it gets a Poisson number of events of mean ``rates[k] * step``, at uniform moments in
-    it, sorted. Columns ``ts`` (the event's time) and ``user`` (``u0`` ... ``u99``, a stand-in
-    payload). CSV (``ts`` as ``YYYY-MM-DD HH:MM:SS.ffffff``) or Parquet (``ts`` a timestamp
-    column, through pyarrow) by the ending of ``path``. Returns the number of events.
-    """
-    name = "write_events"
-    check_number(name, "step", step, minimum=0, exclusive_minimum=True)
-    if rates.ndim != 1 or not np.all(np.isfinite(rates)) or np.any(rates < 0):
-        raise ValueError(f"{name}: rates must be finite volumes >= 0, one per sample")
-    form = detect_format(str(path))
-    rng = np.random.default_rng(seed)
-    counts = rng.poisson(rates * step)
-    offsets = np.repeat(np.arange(rates.size) * step, counts) + rng.uniform(0, step, counts.sum())
-    offsets.sort()
-    moments = np.datetime64(start, "us") + np.round(offsets * 1e6).astype("timedelta64[us]")
-    users = np.char.add("u", rng.integers(0, 100, offsets.size).astype(str))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    if form == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.table({"ts": moments, "user": users}), str(path))
-    else:
-        stamps = np.datetime_as_string(moments, unit="us")
-        with Path(path).open("w", newline="", encoding="utf-8") as file:
-            writer = csv.writer(file, lineterminator="\n")
-            writer.writerow(["ts", "user"])
-            writer.writerows(zip(np.char.replace(stamps, "T", " "), users, strict=True))
-    return int(offsets.size)
-
-
 def write_trace(df: DataFrame, path: str | os.PathLike[str]) -> int:
     """Write a volume series as the ``timestamp,value`` CSV that ``read_trace`` reads.
 
@@ -274,7 +228,7 @@ def write_trace(df: DataFrame, path: str | os.PathLike[str]) -> int:
     one row per bucket, 86,400 a day at 1 s, small next to the events themselves. Timestamps
     are written as UTC ``YYYY-MM-DD HH:MM:SS``, with microseconds when any of them is not a
     whole second; values as Python writes floats, which read back exactly. Returns the number
-    of rows. ``simulator.model.workloads.read_trace`` needs at least 2.
+    of rows. ``simulator.model.traces.read_trace`` needs at least 2.
     """
     missing = [column for column in ("timestamp", "value") if column not in df.columns]
     if missing:
@@ -294,61 +248,6 @@ def write_trace(df: DataFrame, path: str | os.PathLike[str]) -> int:
             stamp = datetime.fromtimestamp(seconds, UTC).strftime(layout)
             writer.writerow([stamp, repr(value)])
     return len(rows)
-
-
-def check_input(path: str) -> None:
-    """``ValueError`` when a local ``path`` (not a URL such as ``s3a://``) matches nothing.
-
-    Pure Python, so that ``steadyscale trace`` refuses a missing input in one line before Spark
-    starts, instead of Spark's analysis error after it has.
-    """
-    if "://" not in path and not glob.glob(path):
-        raise ValueError(f"{path}: no such file, directory or glob match")
-
-
-def detect_format(path: str) -> Literal["csv", "parquet"]:
-    """The input format of ``path`` by the ending of its name or of the data files it holds.
-
-    Pure Python, like ``check_input``: ``ValueError`` when no ending is one of ``FORMATS``.
-    """
-    matches = glob.glob(path)
-    if os.path.isdir(path):
-        names = _data_files(path)
-    elif glob.has_magic(path) and matches:
-        names = [
-            name
-            for match in matches
-            for name in (_data_files(match) if os.path.isdir(match) else [match])
-        ]
-    else:
-        names = [path]
-    found = {form for name in names for form, ends in FORMATS.items() if name.endswith(ends)}
-    if len(found) == 1:
-        return "csv" if found.pop() == "csv" else "parquet"
-    allowed = ", ".join(f"{form} ({' '.join(ends)})" for form, ends in FORMATS.items())
-    if found:
-        seen = f"it holds files of both formats, {sorted(found)}"
-    elif "://" not in path and not matches:
-        seen = "nothing is there"
-    else:
-        seen = "no file name there ends like one"
-    raise ValueError(
-        f"events_to_volume: cannot tell the input format of {path}: {seen}; the formats are "
-        f"{allowed}; pass input_format to choose"
-    )
-
-
-def _data_files(directory: str) -> list[str]:
-    """Files under ``directory`` that Spark reads: not hidden, not ``_SUCCESS`` and the like."""
-    return [
-        os.path.join(folder, name)
-        for folder, _, names in os.walk(directory)
-        if not any(
-            part.startswith(("_", ".")) for part in Path(folder).relative_to(directory).parts
-        )
-        for name in names
-        if not name.startswith(("_", "."))
-    ]
 
 
 def _read(spark: SparkSession, path: str, input_format: str) -> DataFrame:
@@ -443,10 +342,10 @@ def _session_time_zone(spark: SparkSession, zone: str) -> Iterator[None]:
 def _moment_seconds(param: str, moment: Moment) -> float:
     """``start`` or ``end`` as seconds since the epoch; naive datetimes and text count as UTC."""
     if isinstance(moment, datetime):
-        return _epoch_seconds(moment.isoformat())
+        return epoch_seconds(moment.isoformat())
     if isinstance(moment, str):
         try:
-            return _epoch_seconds(moment)
+            return epoch_seconds(moment)
         except ValueError:
             raise ValueError(
                 f"events_to_volume: {param}={moment!r} is not allowed: {param} must be seconds "

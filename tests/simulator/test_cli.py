@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from simulator.cli import main, parser
-from simulator.model.workloads import read_trace
+from simulator.model.traces import read_trace
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

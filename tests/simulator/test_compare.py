@@ -16,10 +16,9 @@ from simulator.experiments.compare import (
     CompareCell,
     baselines,
     compare_cells,
-    run_compare,
     run_compare_cell,
-    standing_table,
 )
+from simulator.experiments.compare_report import run_compare, standing_table
 
 
 def short(cell: CompareCell) -> CompareCell:

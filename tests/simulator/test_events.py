@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from simulator.model.workloads import read_trace, trace_workload
+from simulator.model.traces import read_trace, trace_workload
 from simulator.spark.events import events_to_volume, write_trace
 
 BASE = 1_404_172_800.0  # 2014-07-01 00:00:00 UTC, a multiple of every step below

@@ -17,7 +17,8 @@ from simulator.experiments.paper_grid import (
     paper_cells,
     sweep_cells,
 )
-from simulator.experiments.paper_report import RECOMMENDED, best_match, goal_check, paired_table
+from simulator.experiments.paper_report import best_match
+from simulator.experiments.paper_sweep import RECOMMENDED, goal_check, paired_table
 
 
 def test_paper_grid_covers_every_definition_snr_row_and_seed() -> None:

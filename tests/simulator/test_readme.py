@@ -20,26 +20,27 @@ from pathlib import Path
 
 import pytest
 
-from simulator.cli import main
+from simulator.cli import main, parser
 
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 TRACES = ROOT.parent / "shared" / "data" / "traces"
 # Commands that start no JVM; the Spark ones (paper, sweep, compare, trace) are tested in
 # test_cli.py and test_sweep.py on small grids.
 LOCAL_COMMANDS = {"denoise", "simulate", "events"}
 
 
-def bash_blocks() -> list[str]:
-    """The ``bash`` blocks of the README, backslash continuations joined."""
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+def bash_blocks(path: Path = README) -> list[str]:
+    """The ``bash`` blocks of a markdown file, backslash continuations joined."""
+    blocks = re.findall(r"```bash\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
     return [block.replace("\\\n", " ") for block in blocks]
 
 
-def steadyscale_lines() -> list[list[str]]:
-    """Every ``.venv/bin/steadyscale`` command line of the README, as arguments."""
+def steadyscale_lines(path: Path = README) -> list[list[str]]:
+    """Every ``.venv/bin/steadyscale`` command line of a markdown file, as arguments."""
     commands = []
-    for block in bash_blocks():
+    for block in bash_blocks(path):
         for line in block.splitlines():
             if line.startswith(".venv/bin/steadyscale "):
                 commands.append(shlex.split(line, comments=True)[1:])
@@ -66,6 +67,53 @@ def small(words: list[str], folder: Path) -> list[str] | None:
     if words[0] == "events":
         changed += ["--duration", "20"]
     return changed
+
+
+@pytest.mark.parametrize("path", [README, *DOCS], ids=lambda path: path.name)
+def test_every_steadyscale_command_of_the_readme_and_docs_is_valid(path: Path) -> None:
+    # Options renamed or removed break a page's commands: each must parse as written.
+    for words in steadyscale_lines(path):
+        try:
+            parser().parse_args(words)
+        except SystemExit as refused:
+            pytest.fail(f"{path.name}: steadyscale {shlex.join(words)} is refused ({refused})")
+
+
+def spark_small(words: list[str], folder: Path) -> list[str] | None:
+    """A Spark command of the README with small sizes: 2 seeds, 200 s, one SNR, two policies."""
+    command = small(words, folder)
+    if command is None:
+        return None
+    paths = [word for word in command if word.endswith("*.csv")]
+    for pattern in paths:  # the shell's glob, which shlex does not expand
+        index = command.index(pattern)
+        command[index : index + 1] = sorted(str(p) for p in Path(pattern).parent.glob("*.csv"))
+    sizes = {
+        "sweep": ["--seeds", "2", "--duration", "200"],
+        "paper": ["--seeds", "2", "--sweep-seeds", "0"],
+        "compare": ["--seeds", "2", "--workload", "paper", "--snr", "5", "--trace-duration",
+                    "200", "--policy", "steadyscale", "hpa"],
+        "trace": [],
+    }[words[0]]  # fmt: skip
+    return [*command, *sizes, "--master", "local[2]"]
+
+
+@pytest.mark.spark
+def test_every_spark_command_of_the_readme_runs_small(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = set()
+    for words in steadyscale_lines():
+        if words[0] == "events":  # the log that trace reads
+            assert main(small(words, tmp_path) or []) == 0
+        if words[0] not in {"sweep", "paper", "compare", "trace"}:
+            continue
+        command = spark_small(words, tmp_path)
+        if command is None:
+            continue
+        assert main(command) == 0, (words, capsys.readouterr().err)
+        ran.add(words[0])
+    assert ran >= {"sweep", "paper", "trace"}
 
 
 def test_the_readme_shows_the_commands_a_newcomer_needs() -> None:

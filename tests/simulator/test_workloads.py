@@ -9,19 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simulator.model.catalog import WORKLOADS, make_workload
+from simulator.model.traces import recording_spacing, replay_trace, trace_workload
 from simulator.model.workloads import (
-    WORKLOADS,
     convergence_workload,
     cosine_workload,
-    make_workload,
     monotone_workload,
     paper_workload,
     random_walk_workload,
-    recording_spacing,
-    replay_trace,
     spike_workload,
     step_workload,
-    trace_workload,
 )
 
 TRACES = Path(__file__).parents[3] / "shared" / "data" / "traces"
