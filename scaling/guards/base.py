@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from filters.base import Configurable
 from scaling.policy import ThresholdPolicy
 
 
+class Moment(NamedTuple):
+    """What a guard is told about one decision besides the target (see ``Guard.apply``)."""
+
+    current: int
+    filtered: float
+    t: float
+    policy: ThresholdPolicy
+    spread: float | None
+
+
 class Guard(Configurable, abc.ABC):
-    """Base class of the guards: subclasses set ``name`` (the registry key) and write ``apply``.
+    """Base class of the guards: subclasses set ``name`` (the registry key) and write ``_decide``.
 
     A guard that decides from the uncertainty of the filtered volume sets ``needs_spread``; the
     Scaler then refuses a filter that does not report one.
@@ -22,7 +32,6 @@ class Guard(Configurable, abc.ABC):
 
     needs_spread: ClassVar[bool] = False
 
-    @abc.abstractmethod
     def apply(
         self,
         target: int,
@@ -51,6 +60,11 @@ class Guard(Configurable, abc.ABC):
             Standard error of ``filtered`` (tuples/s), from filters that report one
             (``Denoiser.spread``); ``None`` otherwise.
         """
+        return self._decide(target, Moment(current, filtered, t, policy, spread))
+
+    @abc.abstractmethod
+    def _decide(self, target: int, now: Moment) -> tuple[int, str | None]:
+        """``apply``'s work, the one method each guard writes: ``now`` holds its arguments."""
 
     def record(  # noqa: B027 (a hook: stateless guards keep this no-op)
         self, operators_before: int, operators_after: int, t: float, *, target: int

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from filters.base import check_number
-from scaling.guards.base import Guard
-from scaling.policy import ThresholdPolicy
+from scaling.guards.base import Guard, Moment
 
 
 class Confidence(Guard):
@@ -58,16 +57,8 @@ class Confidence(Guard):
         self.up = float(up)
         self.down = float(down)
 
-    def apply(
-        self,
-        target: int,
-        *,
-        current: int,
-        filtered: float,
-        t: float,
-        policy: ThresholdPolicy,
-        spread: float | None = None,
-    ) -> tuple[int, str | None]:
+    def _decide(self, target: int, now: Moment) -> tuple[int, str | None]:
+        current, filtered, policy, spread = now.current, now.filtered, now.policy, now.spread
         if spread is None:
             # The filter cannot yet say how uncertain it is (warm-up): keep what runs.
             if target == current:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from filters.base import check_number
-from scaling.guards.base import Guard, _seconds
-from scaling.policy import ThresholdPolicy
+from scaling.guards.base import Guard, Moment, _seconds
 
 
 class Cooldown(Guard):
@@ -51,16 +50,8 @@ class Cooldown(Guard):
         self._last_up: float | None = None
         self._last_down: float | None = None
 
-    def apply(
-        self,
-        target: int,
-        *,
-        current: int,
-        filtered: float,
-        t: float,
-        policy: ThresholdPolicy,
-        spread: float | None = None,
-    ) -> tuple[int, str | None]:
+    def _decide(self, target: int, now: Moment) -> tuple[int, str | None]:
+        current, t = now.current, now.t
         if target > current:
             limit, restarted_by = self.up, {"scale-up": self._last_up}
         elif target < current:

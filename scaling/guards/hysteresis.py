@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from filters.base import check_number, reject
-from scaling.guards.base import Guard
-from scaling.policy import ThresholdPolicy
+from scaling.guards.base import Guard, Moment
 
 
 class Hysteresis(Guard):
@@ -42,16 +41,8 @@ class Hysteresis(Guard):
             reject(self.name, "band", band, "band must be a number >= 0 and < 1")
         self.band = float(band)
 
-    def apply(
-        self,
-        target: int,
-        *,
-        current: int,
-        filtered: float,
-        t: float,
-        policy: ThresholdPolicy,
-        spread: float | None = None,
-    ) -> tuple[int, str | None]:
+    def _decide(self, target: int, now: Moment) -> tuple[int, str | None]:
+        current, filtered, policy = now.current, now.filtered, now.policy
         if target >= current:
             return target, None
         threshold = (current - 1) * policy.capacity * (1 - self.band)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from filters.base import check_number
-from scaling.guards.base import Guard
-from scaling.policy import ThresholdPolicy
+from scaling.guards.base import Guard, Moment
 
 
 class MaxStep(Guard):
@@ -36,16 +35,8 @@ class MaxStep(Guard):
         self.up = None if up is None else int(up)
         self.down = None if down is None else int(down)
 
-    def apply(
-        self,
-        target: int,
-        *,
-        current: int,
-        filtered: float,
-        t: float,
-        policy: ThresholdPolicy,
-        spread: float | None = None,
-    ) -> tuple[int, str | None]:
+    def _decide(self, target: int, now: Moment) -> tuple[int, str | None]:
+        current = now.current
         if self.up is not None and target > current + self.up:
             return current + self.up, f"limited by max_step: at most +{self.up} per decision"
         if self.down is not None and target < current - self.down:

@@ -7,8 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from filters.base import check_number, reject
-from scaling.guards.base import Guard, _seconds
-from scaling.policy import ThresholdPolicy
+from scaling.guards.base import Guard, Moment, _seconds
 
 
 class Stabilization(Guard):
@@ -54,16 +53,8 @@ class Stabilization(Guard):
         self.window = float(window)
         self._recent: deque[tuple[float, int]] = deque()
 
-    def apply(
-        self,
-        target: int,
-        *,
-        current: int,
-        filtered: float,
-        t: float,
-        policy: ThresholdPolicy,
-        spread: float | None = None,
-    ) -> tuple[int, str | None]:
+    def _decide(self, target: int, now: Moment) -> tuple[int, str | None]:
+        current, t = now.current, now.t
         if target >= current:
             return target, None
         # Entries are oldest first, so the first one inside the window is the peak of the rest.
