@@ -52,13 +52,15 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.dashboard import OPEN_PATHS, OPEN_PREFIX, dashboard
+from service.errors import ServiceError, Unavailable
 from service.keda import serve_keda
 from service.metrics import Metrics, RequestMetricsMiddleware
 from service.models import MAX_ERRORS, STREAM_ID_ALLOWED, FieldError, Problem
 from service.routes import api, probes
 from service.settings import Settings, get_settings
-from service.storage import Storage, StorageUnavailable, Store, prepare_file
-from service.streams import INLINE_BATCH, ServiceError, StreamService, Unavailable
+from service.storage import Storage, prepare_file
+from service.store import StorageUnavailable, Store
+from service.streams import INLINE_BATCH, StreamService
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

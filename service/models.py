@@ -5,9 +5,7 @@ fields are refused except in filter and guard specs, whose parameters the filter
 An integer field takes an integral number written either way (``3`` or ``3.0``, as JSON Schema
 has it), like the filters' integer parameters.
 
-Every number has bounds, and the OpenAPI document states them: they keep every value the
-service computes from them finite and every count within SQLite's integers, whatever a client
-sends (``MAX_VOLUME`` tuples/s over ``MIN_CAPACITY`` gives at most 10^15 operators).
+Every number has bounds (``service.bounds``), and the OpenAPI document states them.
 
 Error bodies are bounded whatever the input: a ``FieldError`` shows the value received cut to
 ``SHOWN_CHARS`` characters of JSON, and a ``Problem`` lists at most ``MAX_ERRORS`` of them.
@@ -24,6 +22,20 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 from filters import available_filters
 from scaling import available_guards
 from scaling.policy import CATCH_UP, QUIET
+from service.bounds import (
+    MAX_ABS_T,
+    MAX_BACKLOG,
+    MAX_CAPACITY,
+    MAX_OPERATORS,
+    MAX_SECONDS,
+    MAX_VOLUME,
+    MIN_CAPACITY,
+    bounded,
+    check_capacity,
+    check_t,
+    check_volume,
+    count,
+)
 
 # Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
 STREAM_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
@@ -31,74 +43,8 @@ STREAM_ID_ALLOWED = (
     "1 to 128 characters, each a letter, a digit, '.', '_' or '-', the first not '.'"
 )
 
-MAX_VOLUME = 1e12
-MAX_ABS_T = 1e15
-MIN_CAPACITY = 1e-3
-MAX_CAPACITY = 1e12
-MAX_OPERATORS = 1_000_000_000
-MAX_BACKLOG = 1e15
-MAX_SECONDS = 1e9
 SHOWN_CHARS = 200
 MAX_ERRORS = 20
-
-_T_ALLOWED = f"t must be a finite number of seconds, from {-MAX_ABS_T:g} to {MAX_ABS_T:g}"
-_VOLUME_ALLOWED = f"volume must be a number from 0 to {MAX_VOLUME:g} (tuples/s)"
-_CAPACITY_ALLOWED = (
-    f"capacity must be a number from {MIN_CAPACITY:g} to {MAX_CAPACITY:g} (tuples/s per operator)"
-)
-
-
-def _number(value: object, allowed: str, minimum: float, maximum: float) -> object:
-    """``value`` if it is a JSON number within the bounds, else ``ValueError(allowed)``.
-
-    Integers are compared as integers: ``float()`` of a 400-digit one would overflow."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not minimum <= value <= maximum:  # type: ignore[operator]
-        raise ValueError(allowed)
-    return float(value)  # type: ignore[arg-type]
-
-
-def _check_t(value: object) -> object:
-    return _number(value, _T_ALLOWED, -MAX_ABS_T, MAX_ABS_T)
-
-
-def _check_volume(value: object) -> object:
-    return _number(value, _VOLUME_ALLOWED, 0.0, MAX_VOLUME)
-
-
-def _check_capacity(value: object) -> object:
-    return _number(value, _CAPACITY_ALLOWED, MIN_CAPACITY, MAX_CAPACITY)
-
-
-def _bounded(
-    name: str, low: float, high: float, what: str, nullable: bool = False
-) -> BeforeValidator:
-    """A JSON number from ``low`` to ``high`` (``None`` too when ``nullable``), as a float."""
-    allowed = f"{name} must be a number from {low:g} to {high:g} ({what})"
-    allowed += ", or null" if nullable else ""
-
-    def check(value: object) -> object:
-        if value is None and nullable:
-            return None
-        return _number(value, allowed, low, high)
-
-    return BeforeValidator(check)
-
-
-def _count(name: str) -> BeforeValidator:
-    """An operator count: an integral JSON number (``2`` or ``2.0``) from 0 to
-    ``MAX_OPERATORS``, as an ``int``."""
-    allowed = f"{name} must be an integer from 0 to {MAX_OPERATORS}"
-
-    def check(value: object) -> object:
-        if value is None and name in ("max_operators", "running"):
-            return None
-        number = _number(value, allowed, 0, MAX_OPERATORS)
-        if not float(number).is_integer():  # type: ignore[arg-type]
-            raise ValueError(allowed)
-        return int(number)  # type: ignore[call-overload]
-
-    return BeforeValidator(check)
 
 
 class ComponentSpec(BaseModel):
@@ -133,30 +79,30 @@ class PolicySpec(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    capacity: Annotated[float, BeforeValidator(_check_capacity)] = Field(
+    capacity: Annotated[float, BeforeValidator(check_capacity)] = Field(
         ge=MIN_CAPACITY, le=MAX_CAPACITY, description="Tuples/s one operator handles, > 0."
     )
-    min_operators: Annotated[int, _count("min_operators")] = Field(
+    min_operators: Annotated[int, count("min_operators")] = Field(
         default=1, ge=0, le=MAX_OPERATORS, description="Fewest operators, >= 0."
     )
-    max_operators: Annotated[int | None, _count("max_operators")] = Field(
+    max_operators: Annotated[int | None, count("max_operators")] = Field(
         default=None,
         ge=0,
         le=MAX_OPERATORS,
         description="Most operators (>= min_operators), or null for no limit.",
     )
-    utilisation: Annotated[float, _bounded("utilisation", 1e-3, 1.0, "a share of capacity")] = (
-        Field(default=1.0, ge=1e-3, le=1.0, description="Share of capacity to plan for; 1: none.")
+    utilisation: Annotated[float, bounded("utilisation", 1e-3, 1.0, "a share of capacity")] = Field(
+        default=1.0, ge=1e-3, le=1.0, description="Share of capacity to plan for; 1: none."
     )
     catch_up: Annotated[
-        float | None, _bounded("catch_up", 1e-3, MAX_SECONDS, "seconds", nullable=True)
+        float | None, bounded("catch_up", 1e-3, MAX_SECONDS, "seconds", nullable=True)
     ] = Field(
         default=CATCH_UP,
         ge=1e-3,
         le=MAX_SECONDS,
         description="Seconds to drain a reported backlog in; null ignores backlogs.",
     )
-    quiet: Annotated[float, _bounded("quiet", 0.0, MAX_SECONDS, "seconds")] = Field(
+    quiet: Annotated[float, bounded("quiet", 0.0, MAX_SECONDS, "seconds")] = Field(
         default=QUIET,
         ge=0.0,
         le=MAX_SECONDS,
@@ -194,7 +140,7 @@ class StreamConfig(BaseModel):
         max_length=16,
         description="Guards applied in this order, e.g. [{'name': 'cooldown', 'down': 60}].",
     )
-    operators: Annotated[int, _count("operators")] = Field(
+    operators: Annotated[int, count("operators")] = Field(
         default=1, ge=0, le=MAX_OPERATORS, description="Operators running before the first sample."
     )
 
@@ -204,30 +150,30 @@ class Sample(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    t: Annotated[float, BeforeValidator(_check_t)] = Field(
+    t: Annotated[float, BeforeValidator(check_t)] = Field(
         ge=-MAX_ABS_T,
         le=MAX_ABS_T,
         description="Time, seconds from any origin; strictly increasing within a stream.",
     )
-    volume: Annotated[float, BeforeValidator(_check_volume)] = Field(
+    volume: Annotated[float, BeforeValidator(check_volume)] = Field(
         ge=0.0, le=MAX_VOLUME, description="Input volume, tuples/s."
     )
     backlog: Annotated[
-        float | None, _bounded("backlog", 0.0, MAX_BACKLOG, "records", nullable=True)
+        float | None, bounded("backlog", 0.0, MAX_BACKLOG, "records", nullable=True)
     ] = Field(
         default=None,
         ge=0.0,
         le=MAX_BACKLOG,
         description="Records waiting (consumer lag, queue length); optional.",
     )
-    running: Annotated[int | None, _count("running")] = Field(
+    running: Annotated[int | None, count("running")] = Field(
         default=None,
         ge=0,
         le=MAX_OPERATORS,
         description="Operators actually running now; optional.",
     )
     processed: Annotated[
-        float | None, _bounded("processed", 0.0, MAX_VOLUME, "records/s", nullable=True)
+        float | None, bounded("processed", 0.0, MAX_VOLUME, "records/s", nullable=True)
     ] = Field(default=None, ge=0.0, le=MAX_VOLUME, description="Records/s processed; optional.")
 
 

@@ -1,7 +1,8 @@
 """The service's database on PostgreSQL: several replicas of the service, one database.
 
-``PostgresStorage`` keeps ``service.storage.Store`` with the same tables as the SQLite file
-(``service.storage`` describes them), through psycopg 3 and a connection pool (psycopg_pool).
+``PostgresStorage`` keeps ``service.store.Store`` with the same tables and statements as the
+SQLite file (``service.store`` holds them), through psycopg 3 and a connection pool
+(psycopg_pool).
 ``STEADYSCALE_DATABASE_URL=postgresql://…`` (``steadyscale serve --database-url``) selects it.
 
 Concurrency. Every transaction runs at PostgreSQL's default isolation, READ COMMITTED; what
@@ -14,7 +15,7 @@ the batch, which then finds its samples applied, or applies them after the other
 different streams never wait for each other. ``put_stream`` and ``delete_stream`` also take the
 stream's row first, so a batch cannot commit into a stream being replaced or removed.
 
-Schema: the same migration path as SQLite (``service.storage.migrate``), the version in the
+Schema: the same migration path as SQLite (``service.store.migrate``), the version in the
 table ``schema_version``, under a transaction-scoped advisory lock, so replicas starting
 together do not create the tables twice. DDL is transactional in PostgreSQL: a migration
 applies whole or not at all.
@@ -27,30 +28,17 @@ it is stored, and the client, which got a 503 or no answer, sends the batch agai
 
 from __future__ import annotations
 
-import json
-import uuid
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg import Connection
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from scaling import Decision
-from service.storage import (
-    DECISION_COLUMNS,
-    STREAM_COLUMNS,
-    StaleRevision,
-    StorageBusy,
-    StorageUnavailable,
-    StoredStream,
-    decision_row,
-    dumps_state,
-    migrate,
-    stored_stream,
-)
+from service.store import StorageBusy, StorageUnavailable, Store, migrate
 
 # PostgreSQL's schema, version by version, as SQLite's in service.storage: the same tables and
 # columns (REAL is 4 bytes in PostgreSQL, hence DOUBLE PRECISION; BIGINT for SQLite's 64-bit
@@ -138,7 +126,7 @@ def _where(url: str) -> str:
     )
 
 
-class PostgresStorage:
+class PostgresStorage(Store):
     """Streams, Scaler states and decisions in the PostgreSQL database at ``url``
     (``postgresql://user:password@host:port/database``), created or upgraded on opening.
 
@@ -150,7 +138,6 @@ class PostgresStorage:
 
     def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0) -> None:
         self.url = url
-        self.write_failure: str | None = None
         self._where = _where(url)
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
             url,
@@ -172,196 +159,8 @@ class PostgresStorage:
         """Close the pool; calls after this raise ``RuntimeError``."""
         self._pool.close()
 
-    def ping(self) -> None:
-        """Raise ``StorageUnavailable`` (``RuntimeError`` once closed) unless the database
-        answers; after a failed write, unless a write of ``_PROBE_BYTES`` succeeds now."""
-        if self.write_failure is None:
-            with self._connection() as db:
-                db.execute("SELECT 1 FROM streams LIMIT 1").fetchall()
-            return
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO probe VALUES (1, 1, %s) ON CONFLICT (id) DO UPDATE "
-                "SET count = probe.count + 1, headroom = excluded.headroom",
-                (bytes(_PROBE_BYTES),),
-            )
-
-    def put_stream(
-        self,
-        stream_id: str,
-        spec: dict[str, Any],
-        initial_operators: int,
-        state: dict[str, Any],
-        *,
-        replace: bool = True,
-    ) -> Literal["created", "unchanged", "replaced", "different"]:
-        """As ``Storage.put_stream``. Two replicas creating one stream at once: one creates
-        it, the other finds it (``"unchanged"``, or ``"different"``/``"replaced"``)."""
-        encoded = dumps_state(state)
-        row = (stream_id, json.dumps(spec), initial_operators, encoded, initial_operators)
-        revision = uuid.uuid4().hex
-        with self._transaction() as db:
-            # Creates the row, or locks the existing one (the no-op update takes its lock, in
-            # the same statement, so a replica deleting it meanwhile cannot slip in between):
-            # nothing else writes the stream until this commits. Our revision back means
-            # created.
-            existing = db.execute(
-                "INSERT INTO streams VALUES (%s, %s, %s, %s, %s, NULL, 0, %s) "
-                "ON CONFLICT (id) DO UPDATE SET id = streams.id "
-                "RETURNING spec, initial_operators, revision",
-                (*row, revision),
-            ).fetchone()
-            assert existing is not None, "INSERT ... ON CONFLICT DO UPDATE returns its row"
-            if existing[2] == revision:
-                return "created"
-            if not replace:
-                same = json.loads(existing[0]) == spec and existing[1] == initial_operators
-                return "unchanged" if same else "different"
-            db.execute(
-                "UPDATE streams SET spec = %s, initial_operators = %s, state = %s, "
-                "operators = %s, t = NULL, retained = 0, revision = %s WHERE id = %s",
-                (*row[1:], uuid.uuid4().hex, stream_id),
-            )
-            db.execute("DELETE FROM decisions WHERE stream = %s", (stream_id,))
-        return "replaced"
-
-    def delete_stream(self, stream_id: str) -> bool:
-        """Remove the stream and its decisions; ``False`` if there was no such stream."""
-        with self._transaction() as db:
-            deleted = db.execute("DELETE FROM streams WHERE id = %s", (stream_id,)).rowcount > 0
-            db.execute("DELETE FROM decisions WHERE stream = %s", (stream_id,))
-        return deleted
-
-    def get_stream(self, stream_id: str) -> StoredStream | None:
-        """The stream, or ``None``."""
-        with self._connection() as db:
-            row = db.execute(
-                f"SELECT {STREAM_COLUMNS} FROM streams WHERE id = %s", (stream_id,)
-            ).fetchone()
-        return None if row is None else stored_stream(row)
-
-    def revision(self, stream_id: str) -> str | None:
-        """The stream's revision, or ``None``."""
-        with self._connection() as db:
-            row = db.execute("SELECT revision FROM streams WHERE id = %s", (stream_id,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def list_streams(self, after: str | None = None, limit: int = -1) -> list[StoredStream]:
-        """The streams by id: the first ``limit`` (all when negative) with ids after
-        ``after``."""
-        with self._connection() as db:
-            rows = db.execute(
-                f"SELECT {STREAM_COLUMNS} FROM streams WHERE id > %s ORDER BY id LIMIT %s",
-                ("" if after is None else after, None if limit < 0 else limit),
-            ).fetchall()
-        return [stored_stream(row) for row in rows]
-
-    def stream_ids(self) -> list[str]:
-        """Every stream's id, in order."""
-        with self._connection() as db:
-            return [row[0] for row in db.execute("SELECT id FROM streams ORDER BY id")]
-
-    def load(self, stream_id: str) -> tuple[StoredStream, dict[str, Any]] | None:
-        """The stream and its Scaler state (as one read), or ``None``."""
-        with self._connection() as db:
-            row = db.execute(
-                f"SELECT {STREAM_COLUMNS}, state FROM streams WHERE id = %s", (stream_id,)
-            ).fetchone()
-        return None if row is None else (stored_stream(row[:-1]), json.loads(row[-1]))
-
-    def applied_volumes(self, stream_id: str, times: Sequence[float]) -> dict[float, float]:
-        """``{t: volume}`` of the stored samples of the stream at the given ``times``."""
-        with self._connection() as db:
-            rows = db.execute(
-                "SELECT t, volume FROM decisions WHERE stream = %s AND t = ANY(%s)",
-                (stream_id, list(times)),
-            ).fetchall()
-        return dict(rows)
-
-    def append(
-        self,
-        stream_id: str,
-        revision: str,
-        decisions: Sequence[Decision],
-        state: dict[str, Any],
-        *,
-        retention: int,
-        wait: bool = True,
-    ) -> str:
-        """As ``Storage.append``: one transaction, conditional on ``revision`` (the module
-        docstring says how racing replicas serialise). With ``wait=False``, ``StorageBusy``
-        instead of waiting for another writer of the stream."""
-        last = decisions[-1]
-        new_revision = uuid.uuid4().hex
-        encoded = dumps_state(state)
-        with self._transaction() as db:
-            if not wait:
-                try:
-                    db.execute(
-                        "SELECT 1 FROM streams WHERE id = %s FOR UPDATE NOWAIT", (stream_id,)
-                    )
-                except psycopg.errors.LockNotAvailable:
-                    raise StorageBusy(self._where) from None
-            updated = db.execute(
-                "UPDATE streams SET state = %s, operators = %s, t = %s, "
-                "retained = retained + %s, revision = %s WHERE id = %s AND revision = %s "
-                "RETURNING retained",
-                (
-                    encoded,
-                    last.operators,
-                    last.t,
-                    len(decisions),
-                    new_revision,
-                    stream_id,
-                    revision,
-                ),  # fmt: skip
-            ).fetchone()
-            if updated is None:
-                raise StaleRevision(stream_id)
-            with db.cursor() as cursor:
-                cursor.executemany(
-                    f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    [(stream_id, *decision_row(d)) for d in decisions],
-                )
-            excess = updated[0] - retention
-            if excess > 0:
-                db.execute(
-                    "DELETE FROM decisions WHERE stream = %s AND t IN "
-                    "(SELECT t FROM decisions WHERE stream = %s ORDER BY t LIMIT %s)",
-                    (stream_id, stream_id, excess),
-                )
-                db.execute("UPDATE streams SET retained = %s WHERE id = %s", (retention, stream_id))
-        return new_revision
-
-    def latest_decision(self, stream_id: str) -> Decision | None:
-        """The stream's last decision, or ``None``."""
-        with self._connection() as db:
-            row = db.execute(
-                f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = %s "
-                "ORDER BY t DESC LIMIT 1",
-                (stream_id,),
-            ).fetchone()
-        return None if row is None else Decision(*row)
-
-    def latest_decisions(self) -> dict[str, Decision]:
-        """``{stream id: last decision}`` of every stream that has one."""
-        with self._connection() as db:
-            rows = db.execute(
-                f"SELECT stream, {DECISION_COLUMNS} FROM decisions "
-                "WHERE (stream, t) IN (SELECT id, t FROM streams)"
-            ).fetchall()
-        return {row[0]: Decision(*row[1:]) for row in rows}
-
-    def history(self, stream_id: str, since: float | None, limit: int) -> list[Decision]:
-        """The stream's first ``limit`` stored decisions with ``t > since``, by ``t``."""
-        with self._connection() as db:
-            rows = db.execute(
-                f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = %s AND t > %s "
-                "ORDER BY t LIMIT %s",
-                (stream_id, float("-inf") if since is None else since, limit),
-            ).fetchall()
-        return [Decision(*row) for row in rows]
+    def _sql(self, statement: str) -> str:
+        return _pyformat(statement)
 
     @contextmanager
     def _connection(self, *, writing: bool = False) -> Iterator[Connection[Any]]:
@@ -384,12 +183,20 @@ class PostgresStorage:
             raise StorageUnavailable(self._where, reason, in_doubt=committing) from error
 
     @contextmanager
-    def _transaction(self) -> Iterator[Connection[Any]]:
-        """``_connection`` for writes: a failure is remembered for the readiness probe."""
-        try:
-            with self._connection(writing=True) as db:
-                yield db
-        except StorageUnavailable as error:
-            self.write_failure = error.reason
-            raise
-        self.write_failure = None
+    def _transaction(self, stream_id: str | None, wait: bool) -> Iterator[Connection[Any]]:
+        with self._connection(writing=True) as db:
+            if not wait and stream_id is not None:
+                try:
+                    db.execute(
+                        "SELECT 1 FROM streams WHERE id = %s FOR UPDATE NOWAIT", (stream_id,)
+                    )
+                except psycopg.errors.LockNotAvailable:
+                    raise StorageBusy(self._where) from None
+            yield db
+
+
+@functools.cache
+def _pyformat(statement: str) -> str:
+    """``statement`` with psycopg's ``%s`` for SQLite's ``?`` (no statement holds a ``?`` or
+    a ``%`` of its own)."""
+    return statement.replace("?", "%s")

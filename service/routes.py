@@ -14,15 +14,18 @@ then POST its samples, then GET its decision, history and metric; a fuzzer follo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from scaling import Decision
 from service.body import JSONRoute
+from service.errors import ServiceError, Unavailable
 from service.metrics import Metrics
 from service.models import (
     STREAM_ID_ALLOWED,
@@ -38,8 +41,8 @@ from service.models import (
     StreamList,
     StreamOut,
 )
-from service.storage import StorageUnavailable, StoredStream
-from service.streams import ServiceError, StreamService, Unavailable
+from service.store import StorageUnavailable, StoredStream
+from service.streams import StreamService
 
 
 async def get_streams(request: Request) -> StreamService:
@@ -144,18 +147,14 @@ async def list_streams(
 ) -> Response:
     """The streams by id, a page at a time."""
 
-    def page() -> bytes:
+    def page() -> StreamList:
         stored = streams.list_streams(after, limit)
-        return (
-            StreamList(
-                streams=[_stream_out(stream) for stream in stored],
-                next_after=stored[-1].id if len(stored) == limit else None,
-            )
-            .model_dump_json()
-            .encode()
+        return StreamList(
+            streams=[_stream_out(stream) for stream in stored],
+            next_after=stored[-1].id if len(stored) == limit else None,
         )
 
-    return _json(await run_in_threadpool(page))
+    return await run_in_threadpool(_answer, page)
 
 
 @api.put(
@@ -229,21 +228,17 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
     """
     result = await streams.post_samples_async(stream_id, batch.samples)
 
-    def answer() -> bytes:
-        return (
-            BatchOut(
-                accepted=result.accepted,
-                duplicates=result.duplicates,
-                operators=result.operators,
-                decisions=[_decision_out(decision) for decision in result.decisions],
-            )
-            .model_dump_json()
-            .encode()
+    def answer() -> BatchOut:
+        return BatchOut(
+            accepted=result.accepted,
+            duplicates=result.duplicates,
+            operators=result.operators,
+            decisions=[_decision_out(decision) for decision in result.decisions],
         )
 
     if len(result.decisions) <= LARGE_ANSWER:
-        return _json(answer())
-    return _json(await run_in_threadpool(answer))
+        return _answer(answer)
+    return await run_in_threadpool(_answer, answer)
 
 
 @api.get("/v1/streams/{stream_id}/decision", tags=["streams"], responses=_problems(404, 422))
@@ -269,18 +264,14 @@ async def history(
 ) -> Response:
     """The stream's retained decisions, oldest first, a page at a time."""
 
-    def page() -> bytes:
+    def page() -> HistoryOut:
         decisions = streams.history(stream_id, since, limit)
-        return (
-            HistoryOut(
-                decisions=[_decision_out(decision) for decision in decisions],
-                next_since=decisions[-1].t if len(decisions) == limit else None,
-            )
-            .model_dump_json()
-            .encode()
+        return HistoryOut(
+            decisions=[_decision_out(decision) for decision in decisions],
+            next_since=decisions[-1].t if len(decisions) == limit else None,
         )
 
-    return _json(await run_in_threadpool(page))
+    return await run_in_threadpool(_answer, page)
 
 
 @api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=_problems(404, 422))
@@ -302,6 +293,11 @@ def _json(body: bytes) -> Response:
     """An answer already serialised (by its response model, in a worker thread when large):
     FastAPI would otherwise validate and serialise it again, on the event loop."""
     return Response(body, media_type="application/json")
+
+
+def _answer(build: Callable[[], BaseModel]) -> Response:
+    """The answer ``build`` makes, serialised by its own model (see ``_json``)."""
+    return _json(build().model_dump_json().encode())
 
 
 def _stream_out(stream: StoredStream) -> StreamOut:

@@ -57,26 +57,35 @@ of the stream); an older sample sent again is refused like any other late sample
 
 from __future__ import annotations
 
-import functools
-import math
 import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 
-from filters import make_filter
-from filters.base import ParameterError
-from filters.tvd import MAX_WINDOW
-from scaling import Decision, Scaler, ThresholdPolicy, default_spec, make_guard
+from scaling import Decision, Scaler
+from service.batches import check_increasing, first_new
+from service.errors import (
+    BatchTooLarge,
+    ConfigConflict,
+    NoDecision,
+    StreamContended,
+    StreamNotFound,
+    Unavailable,
+    UnfollowableSample,
+)
+
+# ServiceError and build_scaler (``as``) are exported from here too, for the dashboard.
+from service.errors import ServiceError as ServiceError
 from service.metrics import Metrics
-from service.models import FieldError, Sample, SampleRef, StreamConfig
-from service.storage import (
+from service.models import Sample, StreamConfig
+from service.scalers import build_scaler as build_scaler
+from service.scalers import decide
+from service.store import (
     NonFiniteState,
     StaleRevision,
     StorageBusy,
@@ -84,8 +93,6 @@ from service.storage import (
     Store,
     StoredStream,
 )
-
-T = TypeVar("T")
 
 # Batches up to this many samples may be applied on the event loop (post_samples_async), when
 # the stream's last batches cost at most INLINE_SECONDS for that many samples (a slow filter,
@@ -96,133 +103,10 @@ INLINE_SECONDS = 0.002
 # Streams whose Scaler stays cached (about 10 KB each); the rest are rebuilt from storage.
 CACHE_SIZE = 1024
 
-# Operators a decision may ask for and still be stored (SQLite integers are 64-bit).
-_MAX_DECIDED = 2**53
-
 # A batch is redone when the stream changed in the database since its Scaler was loaded; each
 # retry means another writer (a replica) committed to the stream, so a few suffice unless
 # writers keep racing on one stream, which a client resending to another replica can cause.
 _ATTEMPTS = 10
-
-
-class ServiceError(HTTPException):
-    """A request the service refuses: a status, a sentence, and each field at fault.
-
-    An ``HTTPException``, so that FastAPI passes it through unchanged even from inside body
-    parsing; the app renders every one as a ``service.models.Problem``.
-    """
-
-    def __init__(
-        self,
-        status_code: int,
-        message: str,
-        errors: Sequence[FieldError] = (),
-        *,
-        sample: SampleRef | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(status_code, message, headers)
-        self.message = message
-        self.errors = list(errors)
-        self.sample = sample
-
-
-class StreamNotFound(ServiceError):
-    """No stream has this id (404)."""
-
-    def __init__(self, stream_id: str) -> None:
-        message = f"no stream has the id {stream_id!r}"
-        allowed = "the id of an existing stream (PUT /v1/streams/{stream_id} creates one)"
-        super().__init__(404, message, [FieldError.of("stream_id", stream_id, allowed, message)])
-
-
-class NoDecision(ServiceError):
-    """The stream exists but has not decided anything yet (404)."""
-
-    def __init__(self, stream_id: str) -> None:
-        message = f"stream {stream_id!r} has no decision yet: POST samples to it first"
-        allowed = "a stream that has received at least one sample"
-        super().__init__(404, message, [FieldError.of("stream_id", stream_id, allowed, message)])
-
-
-class InvalidInput(ServiceError):
-    """A configuration or a parameter that is not allowed (422)."""
-
-    def __init__(self, errors: Sequence[FieldError]) -> None:
-        super().__init__(422, "; ".join(error.message for error in errors), errors)
-
-
-class BatchTooLarge(ServiceError):
-    """More samples than the service takes in one request (413)."""
-
-    def __init__(self, count: int, max_batch: int) -> None:
-        allowed = f"at most {max_batch} samples per request (setting max_batch)"
-        message = f"{count} samples in one request; {allowed}"
-        super().__init__(413, message, [FieldError.of("samples", count, allowed, message)])
-
-
-class SampleConflict(ServiceError):
-    """A sample that contradicts what the stream has applied (409); ``sample`` is the
-    culprit."""
-
-    def __init__(self, index: int, sample: Sample, why: str, allowed: str) -> None:
-        message = f"samples[{index}] (t={sample.t!r}, volume={sample.volume!r}): {why}"
-        error = FieldError.of(f"samples[{index}].t", sample.t, allowed, message)
-        culprit = SampleRef(index=index, t=sample.t, volume=sample.volume)
-        super().__init__(409, message, [error], sample=culprit)
-
-
-class UnfollowableSample(ServiceError):
-    """A sample the stream's Scaler cannot follow (422): what it computed from it is not a
-    finite number, or its filter or policy refused it. Nothing of the batch is applied."""
-
-    def __init__(self, index: int, sample: Sample, why: str) -> None:
-        allowed = "a volume the stream's filter and policy can follow to finite values"
-        message = f"samples[{index}].volume={sample.volume!r} cannot be followed: {why}"
-        error = FieldError.of(f"samples[{index}].volume", sample.volume, allowed, message)
-        culprit = SampleRef(index=index, t=sample.t, volume=sample.volume)
-        super().__init__(422, message, [error], sample=culprit)
-
-
-class ConfigConflict(ServiceError):
-    """A PUT of another configuration onto an existing stream, without ``reset`` (409)."""
-
-    def __init__(self, stream_id: str) -> None:
-        allowed = (
-            "true, to replace the stream and forget its state and history; or the stream's "
-            "current configuration (GET it), which changes nothing"
-        )
-        message = (
-            f"stream {stream_id!r} exists with another configuration; PUT with ?reset=true "
-            "replaces it and forgets its state and history"
-        )
-        super().__init__(409, message, [FieldError.of("reset", False, allowed, message)])
-
-
-class Unavailable(ServiceError):
-    """The storage cannot serve the request now (503); nothing was stored, retry later."""
-
-    def __init__(self, error: StorageUnavailable) -> None:
-        if error.in_doubt:
-            # Not acknowledged, and perhaps not stored: a resend tells (it is a duplicate if
-            # the commit went through).
-            stored = "the commit's outcome is unknown; resend, a resend is never applied twice"
-        else:
-            stored = "nothing was stored; retry later"
-        message = f"the storage is unavailable, {stored}: {error.reason}"
-        super().__init__(503, message, headers={"Retry-After": "1"})
-
-
-class StreamContended(ServiceError):
-    """Other writers (replicas) kept committing to the stream while this batch was applied
-    (503); nothing of the batch was stored, retry later."""
-
-    def __init__(self, stream_id: str) -> None:
-        message = (
-            f"stream {stream_id!r} kept changing in the database while the batch was applied "
-            f"({_ATTEMPTS} attempts); nothing was stored, retry later"
-        )
-        super().__init__(503, message, headers={"Retry-After": "1"})
 
 
 class StreamBusy(Exception):
@@ -344,7 +228,7 @@ class StreamService:
         """
         if len(samples) > self.max_batch:
             raise BatchTooLarge(len(samples), self.max_batch)
-        _check_increasing(samples)
+        check_increasing(samples)
         lock = self.lock(stream_id)
         if not lock.acquire(blocking=wait):
             raise StreamBusy(stream_id)
@@ -355,7 +239,7 @@ class StreamService:
                     return result
         finally:
             lock.release()
-        raise StreamContended(stream_id)
+        raise StreamContended(stream_id, _ATTEMPTS)
 
     async def post_samples_async(self, stream_id: str, samples: Sequence[Sample]) -> BatchResult:
         """``post_samples`` from the event loop.
@@ -397,12 +281,12 @@ class StreamService:
         """Apply the batch, the stream's lock held; ``None`` if the stream changed in the
         database since its Scaler was loaded (nothing applied: try again)."""
         loaded = self._load(stream_id)
-        fresh = self._first_new(stream_id, loaded.last_t, samples)
+        fresh = first_new(self.storage, stream_id, loaded.last_t, samples)
         if fresh == len(samples):
             return BatchResult(0, len(samples), loaded.scaler.operators, [])
         began = time.perf_counter()
         try:
-            decisions = _decide(loaded.scaler, samples, fresh)
+            decisions = decide(loaded.scaler, samples, fresh)
             revision = self.storage.append(
                 stream_id,
                 loaded.revision,
@@ -480,133 +364,3 @@ class StreamService:
     def cached(self) -> int:
         """Streams whose Scaler is cached now."""
         return len(self._scalers)
-
-    def _first_new(self, stream_id: str, last_t: float | None, samples: Sequence[Sample]) -> int:
-        """Index of the first sample after ``last_t``; raises ``SampleConflict`` unless every
-        sample before it repeats a stored sample exactly."""
-        fresh = 0
-        while fresh < len(samples) and last_t is not None and samples[fresh].t <= last_t:
-            fresh += 1
-        if not fresh:
-            return 0
-        stored = self.storage.applied_volumes(stream_id, [s.t for s in samples[:fresh]])
-        for index, sample in enumerate(samples[:fresh]):
-            volume = stored.get(sample.t)
-            if volume is None:
-                raise SampleConflict(
-                    index,
-                    sample,
-                    f"t is not after the last applied t={last_t!r} and no retained sample has "
-                    "this t",
-                    f"t > {last_t!r}, or a retained sample repeated exactly",
-                )
-            if volume != sample.volume:
-                raise SampleConflict(
-                    index,
-                    sample,
-                    f"a sample at this t was applied with volume={volume!r}",
-                    f"volume={volume!r} (a retry of the applied sample), or t > {last_t!r}",
-                )
-        return fresh
-
-
-def _decide(scaler: Scaler, samples: Sequence[Sample], fresh: int) -> list[Decision]:
-    """The Scaler's decisions for ``samples[fresh:]``; ``UnfollowableSample`` for the first
-    it refuses or decides with a non-finite filtered value or an unstorable count."""
-    decisions = []
-    for index in range(fresh, len(samples)):
-        sample = samples[index]
-        try:
-            decision = scaler.observe(
-                sample.volume,
-                sample.t,
-                backlog=sample.backlog,
-                running=sample.running,
-                processed=sample.processed,
-            )
-        except (ValueError, ArithmeticError) as error:
-            raise UnfollowableSample(index, sample, str(error)) from None
-        if not math.isfinite(decision.filtered):
-            why = f"the filter's output is {decision.filtered!r}"
-            raise UnfollowableSample(index, sample, why)
-        if decision.operators > _MAX_DECIDED:
-            why = f"it needs {decision.operators} operators, more than {_MAX_DECIDED}"
-            raise UnfollowableSample(index, sample, why)
-        decisions.append(decision)
-    return decisions
-
-
-def build_scaler(config: StreamConfig) -> Scaler:
-    """A fresh Scaler for ``config``; raises ``InvalidInput`` naming every bad field, with the
-    messages of ``make_filter``, ``ThresholdPolicy``, ``make_guard`` and ``Scaler``."""
-    errors: list[FieldError] = []
-
-    def build(field: str, spec: dict[str, Any], make: Callable[[], T]) -> T | None:
-        try:
-            return make()
-        except ValueError as error:
-            errors.append(_field_error(field, spec, error))
-        except (ArithmeticError, TypeError) as error:
-            # A parameter its class checked but cannot hold (moving_average w=10**400 passes
-            # as an integer >= 1, then overflows its deque): still the input's fault.
-            allowed = f"parameters {spec.get('name')!r} can hold ({type(error).__name__}: {error})"
-            errors.append(FieldError.of(field, spec, allowed))
-        return None
-
-    policy_spec = config.policy.model_dump()
-    guard_specs = [guard.model_dump() for guard in config.guards]
-    if config.filter is None:
-        # The recommended default; its resolution is the capacity (validated with the policy).
-        default = default_spec(policy_spec["capacity"])
-        filter_spec = default["filter"]
-        if "guards" not in config.model_fields_set:
-            guard_specs = default["guards"]
-    else:
-        filter_spec = config.filter.model_dump()
-    if filter_spec.get("method") == "mm" and filter_spec.get("window") is None:
-        # Over the whole history, every sample costs more than the one before, and the state
-        # holds every sample: a stream would slow down and grow without bound.
-        allowed = f"with method 'mm', the service needs a window from 2 to {MAX_WINDOW}"
-        errors.append(FieldError.of("filter.window", None, allowed))
-    denoiser = build("filter", filter_spec, lambda: make_filter(filter_spec))
-    policy = build("policy", policy_spec, lambda: ThresholdPolicy(**policy_spec))
-    guards = []
-    for index, spec in enumerate(guard_specs):
-        guards.append(build(f"guards[{index}]", spec, functools.partial(make_guard, spec)))
-    if errors:
-        raise InvalidInput(errors)
-    assert denoiser is not None and policy is not None
-    try:
-        return Scaler(denoiser, policy, [g for g in guards if g is not None], config.operators)
-    except ValueError as error:
-        raise InvalidInput([_field_error("", {"operators": config.operators}, error)]) from None
-
-
-def _check_increasing(samples: Sequence[Sample]) -> None:
-    for index in range(1, len(samples)):
-        previous, sample = samples[index - 1], samples[index]
-        if not sample.t > previous.t:
-            raise SampleConflict(
-                index,
-                sample,
-                f"t is not after samples[{index - 1}].t={previous.t!r}; times must increase "
-                "within a batch",
-                f"t > {previous.t!r}",
-            )
-
-
-def _field_error(prefix: str, spec: dict[str, Any], error: ValueError) -> FieldError:
-    """``error`` (from building a part out of ``spec``) as the error of the field it names:
-    a ``ParameterError`` carries its parameter, value and what is allowed; any other
-    ``ValueError`` is about the part as a whole."""
-    if isinstance(error, ParameterError):
-        field = f"{prefix}.{error.param}" if prefix else error.param
-        value = spec.get(error.param, error.value)
-        return FieldError.of(field, value, error.allowed)
-    # A plain ValueError (some guards raise one): the parameter its message starts with.
-    message = str(error)
-    for param in spec:
-        if message.startswith((f"{param}=", f"{spec.get('name')}: {param}=")):
-            field = f"{prefix}.{param}" if prefix else param
-            return FieldError.of(field, spec[param], message)
-    return FieldError.of(prefix or "config", spec, message)

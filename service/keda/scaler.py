@@ -41,10 +41,11 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from service.errors import StreamNotFound
 from service.keda import externalscaler_pb2 as pb
 from service.keda import externalscaler_pb2_grpc as pb_grpc
-from service.storage import StoredStream
-from service.streams import StreamNotFound, StreamService
+from service.store import StoredStream
+from service.streams import StreamService
 
 log = logging.getLogger(__name__)
 

@@ -585,6 +585,7 @@ def test_openapi_documents_a_response_model_for_every_route(client: TestClient) 
         ("/v1/streams/{stream_id}/decision", "get"),
         ("/v1/streams/{stream_id}/history", "get"),
         ("/v1/streams/{stream_id}/metric", "get"),
+        ("/v1/streams/{stream_id}/what-if", "post"),
     }
     for path, method in routes:
         responses = document["paths"][path][method]["responses"]

@@ -22,7 +22,8 @@ from scaling import Decision
 from service import postgres
 from service import storage as sqlite_storage
 from service.postgres import PostgresStorage
-from service.storage import StaleRevision, Storage, StorageBusy, StorageUnavailable, Store
+from service.storage import Storage
+from service.store import StaleRevision, StorageBusy, StorageUnavailable, Store
 from tests.service.conftest import PostgresServer
 
 SPEC = {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "guards": []}

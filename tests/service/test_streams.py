@@ -14,21 +14,21 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from scaling import Decision, Scaler
-from service.metrics import Metrics
-from service.models import Sample, StreamConfig
-from service.postgres import PostgresStorage
-from service.storage import StaleRevision, Storage
-from service.streams import (
+from service.errors import (
     BatchTooLarge,
     InvalidInput,
     SampleConflict,
-    StreamBusy,
     StreamContended,
     StreamNotFound,
-    StreamService,
     Unavailable,
-    build_scaler,
 )
+from service.metrics import Metrics
+from service.models import Sample, StreamConfig
+from service.postgres import PostgresStorage
+from service.scalers import build_scaler
+from service.storage import Storage
+from service.store import StaleRevision
+from service.streams import StreamBusy, StreamService
 
 CONFIG: dict[str, Any] = {
     "filter": {"name": "tvd", "lam_per_sigma": 8.0},

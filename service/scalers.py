@@ -1,0 +1,108 @@
+"""A stream's Scaler built from its configuration, and fed a batch, as the service does both.
+
+``build_scaler`` names every bad field of a configuration at once (``InvalidInput``);
+``decide`` refuses a sample the Scaler cannot follow to finite, storable values
+(``UnfollowableSample``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from filters import make_filter
+from filters.base import ParameterError
+from filters.tvd import MAX_WINDOW
+from scaling import Decision, Scaler, ThresholdPolicy, default_spec, make_guard
+from service.errors import InvalidInput, UnfollowableSample
+from service.models import FieldError, Sample, StreamConfig
+
+T = TypeVar("T")
+
+# Operators a decision may ask for and still be stored (SQLite integers are 64-bit).
+_MAX_DECIDED = 2**53
+
+
+def decide(scaler: Scaler, samples: Sequence[Sample], fresh: int) -> list[Decision]:
+    """The Scaler's decisions for ``samples[fresh:]``; ``UnfollowableSample`` for the first
+    it refuses or decides with a non-finite filtered value or an unstorable count."""
+    decisions = []
+    for index in range(fresh, len(samples)):
+        sample = samples[index]
+        try:
+            decision = scaler.observe(
+                sample.volume,
+                sample.t,
+                backlog=sample.backlog,
+                running=sample.running,
+                processed=sample.processed,
+            )
+        except (ValueError, ArithmeticError) as error:
+            raise UnfollowableSample(index, sample, str(error)) from None
+        if not math.isfinite(decision.filtered):
+            why = f"the filter's output is {decision.filtered!r}"
+            raise UnfollowableSample(index, sample, why)
+        if decision.operators > _MAX_DECIDED:
+            why = f"it needs {decision.operators} operators, more than {_MAX_DECIDED}"
+            raise UnfollowableSample(index, sample, why)
+        decisions.append(decision)
+    return decisions
+
+
+def build_scaler(config: StreamConfig) -> Scaler:
+    """A fresh Scaler for ``config``; raises ``InvalidInput`` naming every bad field, with the
+    messages of ``make_filter``, ``ThresholdPolicy``, ``make_guard`` and ``Scaler``."""
+    errors: list[FieldError] = []
+
+    def build(field: str, spec: dict[str, Any], make: Callable[[], T]) -> T | None:
+        try:
+            return make()
+        except ValueError as error:
+            errors.append(_field_error(field, spec, error))
+        except (ArithmeticError, TypeError) as error:
+            # A parameter its class checked but cannot hold (moving_average w=10**400 passes
+            # as an integer >= 1, then overflows its deque): still the input's fault.
+            allowed = f"parameters {spec.get('name')!r} can hold ({type(error).__name__}: {error})"
+            errors.append(FieldError.of(field, spec, allowed))
+        return None
+
+    policy_spec = config.policy.model_dump()
+    guard_specs = [guard.model_dump() for guard in config.guards]
+    if config.filter is None:
+        # The recommended default; its resolution is the capacity (validated with the policy).
+        default = default_spec(policy_spec["capacity"])
+        filter_spec = default["filter"]
+        if "guards" not in config.model_fields_set:
+            guard_specs = default["guards"]
+    else:
+        filter_spec = config.filter.model_dump()
+    if filter_spec.get("method") == "mm" and filter_spec.get("window") is None:
+        # Over the whole history, every sample costs more than the one before, and the state
+        # holds every sample: a stream would slow down and grow without bound.
+        allowed = f"with method 'mm', the service needs a window from 2 to {MAX_WINDOW}"
+        errors.append(FieldError.of("filter.window", None, allowed))
+    denoiser = build("filter", filter_spec, lambda: make_filter(filter_spec))
+    policy = build("policy", policy_spec, lambda: ThresholdPolicy(**policy_spec))
+    guards = []
+    for index, spec in enumerate(guard_specs):
+        guards.append(build(f"guards[{index}]", spec, functools.partial(make_guard, spec)))
+    if errors:
+        raise InvalidInput(errors)
+    assert denoiser is not None and policy is not None
+    try:
+        return Scaler(denoiser, policy, [g for g in guards if g is not None], config.operators)
+    except ValueError as error:
+        raise InvalidInput([_field_error("", {"operators": config.operators}, error)]) from None
+
+
+def _field_error(prefix: str, spec: dict[str, Any], error: ValueError) -> FieldError:
+    """``error`` (from building a part out of ``spec``) as the error of the field it names:
+    a ``ParameterError`` carries its parameter, value and what is allowed; any other
+    ``ValueError`` is about the part as a whole."""
+    if isinstance(error, ParameterError):
+        field = f"{prefix}.{error.param}" if prefix else error.param
+        value = spec.get(error.param, error.value)
+        return FieldError.of(field, value, error.allowed)
+    return FieldError.of(prefix or "config", spec, str(error))

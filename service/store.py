@@ -1,0 +1,393 @@
+"""The service's database: what it stores, and the SQL both backends share.
+
+``Store`` is the contract, small on purpose; it stores and reads, and what the values mean is
+``service.streams``'s business. Two classes keep it: ``service.storage.Storage``, one SQLite
+file (the embedded default, one host), and ``service.postgres.PostgresStorage``, one PostgreSQL
+database shared by several replicas of the service. Both hold the same tables and run the same
+statements, written here once with ``?`` for each parameter (PostgreSQL's driver gets them as
+``%s``); a backend adds only how it connects, how a write transaction starts, and its schema's
+column types. Both create and upgrade their schema through one migration path (``migrate``):
+each backend lists, version by version, the statements that take its schema one version up,
+and records the version it reached (SQLite in ``PRAGMA user_version``, PostgreSQL in a
+``schema_version`` table).
+
+What makes a batch exactly-once, whichever replica applies it, is ``append``: the decisions,
+the Scaler's new state and a new revision in one transaction, conditional on the stream still
+being at the revision its writer read (a compare-and-set; the loser stores nothing and raises
+``StaleRevision``).
+
+Schema (version 2)::
+
+    streams    id TEXT PRIMARY KEY, spec TEXT (Scaler.spec, JSON), initial_operators INTEGER,
+               state TEXT (Scaler.state_dict(), JSON), operators INTEGER (after the last
+               decision), t REAL (of the last decision, NULL before any), retained INTEGER
+               (rows in decisions), revision TEXT (new on every write)
+    decisions  stream TEXT, t REAL, volume REAL, filtered REAL, previous INTEGER,
+               operators INTEGER, action TEXT, reason TEXT, backlog REAL, running INTEGER,
+               processed REAL (the last three as the job reported them with the sample, NULL
+               when it did not); PRIMARY KEY (stream, t)
+    probe      what the readiness probe writes after a failed write
+
+Each applied sample has exactly one decision, and a decision holds its sample (``t``,
+``volume``, what the job reported), so one row per applied sample stores both.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from scaling import Decision
+
+STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
+# In the order of Decision's fields, so that Decision(*row) reads a row back.
+DECISION_COLUMNS = (
+    "t, volume, filtered, previous, operators, action, reason, backlog, running, processed"
+)
+# What the readiness probe writes after a failed write: room for a few small batches.
+_PROBE_BYTES = 64 * 1024
+# Keep IN (...) lists well under the limits on bound parameters (SQLite's is 32,766).
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class StoredStream:
+    """A stream as stored: its configuration and where it stands.
+
+    ``spec`` is the Scaler's ``spec``; ``operators`` and ``t`` are those of the last decision
+    (``initial_operators`` and ``None`` before the first sample); ``revision`` changes on every
+    write, so a writer can tell whether the stream changed since it read it.
+    """
+
+    id: str
+    spec: dict[str, Any]
+    initial_operators: int
+    operators: int
+    t: float | None
+    revision: str
+
+
+class StaleRevision(Exception):
+    """The stream changed, or was removed, since the revision given was read."""
+
+
+class StorageUnavailable(Exception):
+    """The database cannot be read or written now (locked by another process past the busy
+    timeout, disk full, I/O error, read-only; PostgreSQL unreachable); nothing was stored.
+    ``path`` is the file, or the server and database; ``reason`` is the database's.
+
+    ``in_doubt``: the connection to a database server broke while it was committing, so the
+    transaction may have been stored or not; nobody can tell until the server is asked again.
+    A resent batch is safe either way: it is recognised as a duplicate if it was stored.
+    """
+
+    def __init__(self, path: Path | str, reason: str, *, in_doubt: bool = False) -> None:
+        super().__init__(f"the database {path} is unavailable: {reason}")
+        self.path = path
+        self.reason = reason
+        self.in_doubt = in_doubt
+
+
+class StorageBusy(Exception):
+    """Another writer holds the database, and the caller chose not to wait (``wait=False``)."""
+
+
+class NonFiniteState(ValueError):
+    """A state holding NaN or ±inf: stored, it could never be loaded again."""
+
+
+class Store(ABC):
+    """What the service needs of a database, with every statement both backends run.
+
+    A backend provides ``close``, ``_connection`` (a connection for reads) and
+    ``_transaction`` (one write transaction); ``tests/service/test_storage.py`` runs the same
+    tests against both. Every method may raise ``StorageUnavailable`` (nothing stored; the
+    service answers 503). ``write_failure`` is the reason of the last failed write, ``None``
+    once a write succeeds; after a failed write, ``ping`` (the readiness probe) tries a real
+    write, so the service reports not ready until writes work again.
+    """
+
+    write_failure: str | None = None
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release every connection; calls after this raise ``RuntimeError``."""
+
+    @abstractmethod
+    def _connection(self) -> AbstractContextManager[Any]:
+        """A connection for reads (a DB-API connection: ``execute``, ``cursor``); the
+        database's trouble as ``StorageUnavailable``."""
+
+    @abstractmethod
+    def _transaction(self, stream_id: str | None, wait: bool) -> AbstractContextManager[Any]:
+        """A connection in a write transaction, committed when the block ends and rolled back
+        if it raises. With ``wait=False``, ``StorageBusy`` instead of waiting for another
+        writer (of the database, or of the stream ``stream_id``)."""
+
+    def _sql(self, statement: str) -> str:
+        """``statement`` (parameters as ``?``) as this backend's driver takes it."""
+        return statement
+
+    def _run(self, db: Any, statement: str, params: Sequence[Any] = ()) -> Any:
+        """The cursor of ``statement`` run on ``db``."""
+        return db.execute(self._sql(statement), params)
+
+    @contextmanager
+    def _writing(self, stream_id: str | None = None, *, wait: bool = True) -> Iterator[Any]:
+        """``_transaction``, its failure remembered for the readiness probe."""
+        try:
+            with self._transaction(stream_id, wait) as db:
+                yield db
+        except StorageUnavailable as error:
+            self.write_failure = error.reason
+            raise
+        self.write_failure = None
+
+    def ping(self) -> None:
+        """Raise ``StorageUnavailable`` (or ``RuntimeError`` once closed) unless the database
+        answers; after a failed write, unless a write of ``_PROBE_BYTES`` succeeds now."""
+        if self.write_failure is None:
+            with self._connection() as db:
+                self._run(db, "SELECT 1 FROM streams LIMIT 1").fetchall()
+            return
+        # More than a batch of a few samples writes: ready means there is room for them.
+        with self._writing() as db:
+            self._run(
+                db,
+                "INSERT INTO probe VALUES (1, 1, ?) ON CONFLICT (id) DO UPDATE "
+                "SET count = probe.count + 1, headroom = excluded.headroom",
+                (bytes(_PROBE_BYTES),),
+            )
+
+    def put_stream(
+        self,
+        stream_id: str,
+        spec: dict[str, Any],
+        initial_operators: int,
+        state: dict[str, Any],
+        *,
+        replace: bool = True,
+    ) -> Literal["created", "unchanged", "replaced", "different"]:
+        """Create the stream, or replace it and forget its decisions, in one transaction.
+
+        Returns ``"created"``, or ``"replaced"`` (``replace=True``). With ``replace=False`` an
+        existing stream is left as it is: ``"unchanged"`` if it has this ``spec`` and
+        ``initial_operators``, else ``"different"``. Two replicas creating one stream at once:
+        one creates it, the other finds it.
+        """
+        row = (stream_id, json.dumps(spec), initial_operators, dumps_state(state))
+        revision = uuid.uuid4().hex
+        with self._writing() as db:
+            # Creates the row, or locks the existing one (the no-op update takes its lock, in
+            # the same statement, so a replica deleting it meanwhile cannot slip in between):
+            # nothing else writes the stream until this commits. Our revision back: created.
+            existing = self._run(
+                db,
+                "INSERT INTO streams VALUES (?, ?, ?, ?, ?, NULL, 0, ?) "
+                "ON CONFLICT (id) DO UPDATE SET id = streams.id "
+                "RETURNING spec, initial_operators, revision",
+                (*row, initial_operators, revision),
+            ).fetchall()[0]
+            if existing[2] == revision:
+                return "created"
+            if not replace:
+                same = json.loads(existing[0]) == spec and existing[1] == initial_operators
+                return "unchanged" if same else "different"
+            self._run(
+                db,
+                "UPDATE streams SET spec = ?, initial_operators = ?, state = ?, operators = ?, "
+                "t = NULL, retained = 0, revision = ? WHERE id = ?",
+                (*row[1:], initial_operators, uuid.uuid4().hex, stream_id),
+            )
+            self._run(db, "DELETE FROM decisions WHERE stream = ?", (stream_id,))
+        return "replaced"
+
+    def delete_stream(self, stream_id: str) -> bool:
+        """Remove the stream and its decisions; ``False`` if there was no such stream."""
+        with self._writing() as db:
+            deleted = self._run(db, "DELETE FROM streams WHERE id = ?", (stream_id,)).rowcount
+            self._run(db, "DELETE FROM decisions WHERE stream = ?", (stream_id,))
+        return bool(deleted > 0)
+
+    def get_stream(self, stream_id: str) -> StoredStream | None:
+        """The stream, or ``None``."""
+        row = self._one(f"SELECT {STREAM_COLUMNS} FROM streams WHERE id = ?", (stream_id,))
+        return None if row is None else stored_stream(row)
+
+    def revision(self, stream_id: str) -> str | None:
+        """The stream's revision (``None`` if there is no such stream): one cheap read, to
+        tell whether a cached Scaler is still the stored one."""
+        row = self._one("SELECT revision FROM streams WHERE id = ?", (stream_id,))
+        return None if row is None else str(row[0])
+
+    def list_streams(self, after: str | None = None, limit: int = -1) -> list[StoredStream]:
+        """The streams by id: the first ``limit`` (all when negative) with ids after
+        ``after``."""
+        statement = f"SELECT {STREAM_COLUMNS} FROM streams WHERE id > ? ORDER BY id"
+        params: tuple[Any, ...] = ("" if after is None else after,)
+        if limit >= 0:
+            statement, params = statement + " LIMIT ?", (*params, limit)
+        return [stored_stream(row) for row in self._all(statement, params)]
+
+    def stream_ids(self) -> list[str]:
+        """Every stream's id, in order."""
+        return [row[0] for row in self._all("SELECT id FROM streams ORDER BY id")]
+
+    def load(self, stream_id: str) -> tuple[StoredStream, dict[str, Any]] | None:
+        """The stream and its Scaler state (as one read), or ``None``."""
+        row = self._one(f"SELECT {STREAM_COLUMNS}, state FROM streams WHERE id = ?", (stream_id,))
+        return None if row is None else (stored_stream(row[:-1]), json.loads(row[-1]))
+
+    def applied_volumes(self, stream_id: str, times: Sequence[float]) -> dict[float, float]:
+        """``{t: volume}`` of the stored samples of the stream at the given ``times``."""
+        found: dict[float, float] = {}
+        with self._connection() as db:
+            for start in range(0, len(times), _CHUNK):
+                chunk = times[start : start + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                statement = f"SELECT t, volume FROM decisions WHERE stream = ? AND t IN ({marks})"
+                found.update(self._run(db, statement, (stream_id, *chunk)).fetchall())
+        return found
+
+    def append(
+        self,
+        stream_id: str,
+        revision: str,
+        decisions: Sequence[Decision],
+        state: dict[str, Any],
+        *,
+        retention: int,
+        wait: bool = True,
+    ) -> str:
+        """Store decisions (in increasing ``t``, after the stream's last) and the new state.
+
+        One transaction: the decisions, the state, the pruning of all but the stream's newest
+        ``retention`` decisions, and a new revision, which is returned. Raises
+        ``StaleRevision``, storing nothing, unless the stream is still at ``revision``, and
+        ``NonFiniteState``, storing nothing, if ``state`` holds NaN or ±inf. With
+        ``wait=False``, raises ``StorageBusy`` (storing nothing) instead of waiting for another
+        writer.
+        """
+        last = decisions[-1]
+        new_revision = uuid.uuid4().hex
+        encoded = dumps_state(state)
+        with self._writing(stream_id, wait=wait) as db:
+            # The update takes the stream's row lock (PostgreSQL) before the condition is
+            # checked: a racing writer waits for this one, then finds another revision.
+            updated = self._run(
+                db,
+                "UPDATE streams SET state = ?, operators = ?, t = ?, retained = retained + ?, "
+                "revision = ? WHERE id = ? AND revision = ? RETURNING retained",
+                (
+                    encoded,
+                    last.operators,
+                    last.t,
+                    len(decisions),
+                    new_revision,
+                    stream_id,
+                    revision,
+                ),  # fmt: skip
+            ).fetchall()
+            if not updated:
+                raise StaleRevision(stream_id)
+            with closing(db.cursor()) as cursor:
+                cursor.executemany(
+                    self._sql(
+                        f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    ),
+                    [(stream_id, *decision_row(d)) for d in decisions],
+                )
+            excess = updated[0][0] - retention
+            if excess > 0:
+                self._run(
+                    db,
+                    "DELETE FROM decisions WHERE stream = ? AND t IN "
+                    "(SELECT t FROM decisions WHERE stream = ? ORDER BY t LIMIT ?)",
+                    (stream_id, stream_id, excess),
+                )
+                self._run(
+                    db, "UPDATE streams SET retained = ? WHERE id = ?", (retention, stream_id)
+                )
+        return new_revision
+
+    def latest_decision(self, stream_id: str) -> Decision | None:
+        """The stream's last decision, or ``None``."""
+        row = self._one(
+            f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = ? ORDER BY t DESC LIMIT 1",
+            (stream_id,),
+        )
+        return None if row is None else Decision(*row)
+
+    def latest_decisions(self) -> dict[str, Decision]:
+        """``{stream id: last decision}`` of every stream that has one."""
+        rows = self._all(
+            f"SELECT stream, {DECISION_COLUMNS} FROM decisions "
+            "WHERE (stream, t) IN (SELECT id, t FROM streams)"
+        )
+        return {row[0]: Decision(*row[1:]) for row in rows}
+
+    def history(self, stream_id: str, since: float | None, limit: int) -> list[Decision]:
+        """The stream's first ``limit`` stored decisions with ``t > since``, by ``t``."""
+        rows = self._all(
+            f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = ? AND t > ? "
+            "ORDER BY t LIMIT ?",
+            (stream_id, float("-inf") if since is None else since, limit),
+        )
+        return [Decision(*row) for row in rows]
+
+    def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        """The first row of a read, or ``None``."""
+        with self._connection() as db:
+            return self._run(db, statement, params).fetchone()
+
+    def _all(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Every row of a read."""
+        with self._connection() as db:
+            return list(self._run(db, statement, params).fetchall())
+
+
+def migrate(
+    where: str, found: int, migrations: Sequence[str], execute: Callable[[str], object]
+) -> None:
+    """Bring the database ``where`` from schema version ``found`` to ``len(migrations)``,
+    running each step's script with ``execute``; the caller records the version reached, in
+    the same transaction.
+
+    Raises ``RuntimeError`` for a database newer than this steadyscale: its tables may mean
+    something this code does not know, so it is better not to touch it.
+    """
+    if found > len(migrations):
+        raise RuntimeError(
+            f"{where} has schema version {found}; this steadyscale reads versions up to "
+            f"{len(migrations)}"
+        )
+    for script in migrations[found:]:
+        execute(script)
+
+
+def stored_stream(row: Sequence[Any]) -> StoredStream:
+    """A ``StoredStream`` from the columns ``STREAM_COLUMNS``."""
+    stream_id, spec, initial_operators, operators, t, revision = row
+    return StoredStream(stream_id, json.loads(spec), initial_operators, operators, t, revision)
+
+
+def decision_row(decision: Decision) -> tuple[Any, ...]:
+    """The values of ``DECISION_COLUMNS`` for ``decision``."""
+    d = decision
+    return (d.t, d.volume, d.filtered, d.previous, d.operators, d.action, d.reason,
+            d.backlog, d.running, d.processed)  # fmt: skip
+
+
+def dumps_state(state: dict[str, Any]) -> str:
+    """``state`` as compact JSON; ``NonFiniteState`` if it holds NaN or ±inf."""
+    try:
+        return json.dumps(state, separators=(",", ":"), allow_nan=False)
+    except ValueError as error:
+        raise NonFiniteState(f"the state holds a number JSON cannot: {error}") from None
