@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: run test test-fast test-tools
+.PHONY: run test test-fast test-tools lint
 
 # Ctrl-C (or a TERM) stops the service cleanly: the shell waits for it to shut down, and a stop
 # by either signal is a clean exit, so make has no failed command to report.
@@ -22,10 +22,14 @@ test: $(VENV)/.installed-test test-tools
 
 # Everything that needs no JVM and no browser (tests marked spark or browser are left out):
 # about a minute.
-test-fast: $(VENV)/.installed-test
+test-fast: lint
+	$(BIN)/pytest -m "not spark and not browser"
+
+# The linters and the type checker alone: seconds.
+lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -m "not spark and not browser"
+	$(BIN)/mypy
 
 # The dashboard's browser test drives Debian's chromium; the Grafana test checks its queries
 # with promtool, from Debian's prometheus package. Each is found on PATH, or installed here when

@@ -1,9 +1,10 @@
 """The paper grid on Spark against the same cells serially, in one run.
 
 Grid: 5 SNRs (0.5, 0.8, 1, 5, 10; ``power``) × the paper's 4 filters × 100 seeds × 1,500 s of
-``paper_workload``: 2,000 simulations. Serial: ``simulator.experiments.cells.run_cells`` in this
-process. Spark: ``simulator.experiments.spark_cells.run_grid`` on ``local[2]`` (the machine's two cores),
-timed with and without starting the session. Both must give identical rows.
+``paper_workload``: 2,000 simulations. Serial: ``simulator.experiments.cells.run_cells`` in
+this process. Spark: ``simulator.experiments.spark_cells.run_grid`` on ``local[2]`` (the
+machine's two cores), timed with and without starting the session. Both must give identical
+rows.
 
 Targets: Spark at least 1.5× faster than serial, and the whole grid under 2 minutes.
 

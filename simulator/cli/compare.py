@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from simulator.cli import options
-from simulator.cli.options import Commands, add_command, add_list, add_spark_options
+from simulator.cli.options import (
+    Commands,
+    add_command,
+    add_list,
+    add_spark_options,
+    add_store_options,
+)
 from simulator.experiments.compare import (
     SEED_002_WORKLOADS,
     baselines,
@@ -72,12 +78,7 @@ def add(commands: Commands) -> None:
         metavar="LABEL",
         help="policies by label (default: all of simulator.experiments.compare.baselines)",
     )
-    compare.add_argument("--out", default="out/compare", metavar="DIR", help="(%(default)s)")
-    compare.add_argument(
-        "--force",
-        action="store_true",
-        help="DIR holds another grid's results: delete them and start again (default: refuse)",
-    )
+    add_store_options(compare, "out/compare")
     add_spark_options(compare)
 
 

@@ -115,6 +115,16 @@ def add_spark_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def add_store_options(command: argparse.ArgumentParser, out: str) -> None:
+    """``--out`` and ``--force``, the options of every command that keeps a grid's results."""
+    command.add_argument("--out", default=out, metavar="DIR", help="default: %(default)s")
+    command.add_argument(
+        "--force",
+        action="store_true",
+        help="DIR holds another grid's results: delete them and start again (default: refuse)",
+    )
+
+
 def spark_session(master: str) -> Any:
     """``simulator.spark.session.spark_session``, imported on first use: PySpark is an extra."""
     from simulator.spark.session import spark_session as start

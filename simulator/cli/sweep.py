@@ -8,7 +8,13 @@ from pathlib import Path
 from filters import make_filter
 from scaling import make_guard
 from simulator.cli import options
-from simulator.cli.options import Commands, add_command, add_list, add_spark_options
+from simulator.cli.options import (
+    Commands,
+    add_command,
+    add_list,
+    add_spark_options,
+    add_store_options,
+)
 from simulator.experiments.specs import expand_guard_sets, expand_spec
 from simulator.experiments.sweep import grid_cells, run_sweep
 from simulator.model.noise import DEFINITIONS
@@ -53,12 +59,7 @@ def add(commands: Commands) -> None:
         "--duration", type=float, default=options.DEFAULT_DURATION, help="s (%(default)g)"
     )
     sweep.add_argument("--capacity", type=float, default=50.0, help="tuples/s per operator (50)")
-    sweep.add_argument("--out", default="out/sweep", metavar="DIR", help="default: %(default)s")
-    sweep.add_argument(
-        "--force",
-        action="store_true",
-        help="DIR holds another grid's results: delete them and start again (default: refuse)",
-    )
+    add_store_options(sweep, "out/sweep")
     add_spark_options(sweep)
 
 

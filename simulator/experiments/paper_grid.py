@@ -80,21 +80,13 @@ def paper_cells(
     seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
 ) -> list[Cell]:
     """The paper's grid: every definition × SNR × row of ``paper_configs`` × seed."""
-    return [
-        Cell(
-            config=label,
-            filter_spec=spec,
-            guards=tuple(guards),
-            observe=observe,
-            seed=seed,
-            snr=snr,
-            definition=definition,
-        )
-        for definition in definitions
-        for snr in snrs
-        for label, (spec, guards, observe) in paper_configs().items()
-        for seed in seeds
-    ]
+    return grid_cells(
+        workloads=["paper"],
+        snrs=snrs,
+        definitions=definitions,
+        seeds=seeds,
+        configs=paper_configs(),
+    )
 
 
 def sweep_cells(

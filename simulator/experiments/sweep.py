@@ -36,18 +36,30 @@ def grid_cells(
     workloads: Sequence[str],
     snrs: Sequence[float],
     definitions: Sequence[str],
-    filters: Sequence[Mapping[str, Any]],
-    guard_sets: Sequence[Sequence[Mapping[str, Any]]],
     seeds: Sequence[int],
+    filters: Sequence[Mapping[str, Any]] = (),
+    guard_sets: Sequence[Sequence[Mapping[str, Any]]] = ((),),
+    configs: Mapping[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]], str]] | None = None,
     duration: float = 1500.0,
     capacity: float = 50.0,
 ) -> list[Cell]:
-    """Every combination, in a fixed order (workload, definition, SNR, filter, guards, seed)."""
+    """Every combination, in a fixed order (workload, definition, SNR, configuration, seed).
+
+    The configurations are every filter with every guard set, labelled by ``config_label``,
+    or ``configs`` when given: label -> (filter spec, guards, what the Scaler observes).
+    """
+    if configs is None:
+        configs = {
+            config_label(spec, guards): (spec, guards, "noisy")
+            for spec in filters
+            for guards in guard_sets
+        }
     return [
         Cell(
-            config=config_label(spec, guards),
+            config=label,
             filter_spec=dict(spec),
             guards=[dict(guard) for guard in guards],
+            observe=observe,
             seed=seed,
             snr=snr,
             definition=definition,
@@ -58,8 +70,7 @@ def grid_cells(
         for workload in workloads
         for definition in definitions
         for snr in snrs
-        for spec in filters
-        for guards in guard_sets
+        for label, (spec, guards, observe) in configs.items()
         for seed in seeds
     ]
 

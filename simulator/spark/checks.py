@@ -119,20 +119,17 @@ def check_master(master: str, timeout: float = 5.0) -> None:
     ...
     ValueError: --master 'local[two]' is not a Spark master URL: use local[*], local[N], ...
     """
-    if master.startswith("local-cluster"):
-        if not _LOCAL_CLUSTER.fullmatch(master):
-            raise ValueError(
-                f"--master {master!r} is not a Spark master URL: local-cluster needs "
-                "[executors,cores,memoryMB], e.g. local-cluster[2,1,1024]"
-            )
-        return
-    if master.startswith("local"):
-        if not _LOCAL.fullmatch(master):
-            raise ValueError(
-                f"--master {master!r} is not a Spark master URL: use local[*], local[N], "
-                "local-cluster[N,cores,MB], spark://host:port, k8s://..., yarn"
-            )
-        return
+    local = (
+        ("local-cluster", _LOCAL_CLUSTER, "local-cluster needs [executors,cores,memoryMB], e.g. "
+         "local-cluster[2,1,1024]"),
+        ("local", _LOCAL, "use local[*], local[N], local-cluster[N,cores,MB], spark://host:port, "
+         "k8s://..., yarn"),
+    )  # fmt: skip
+    for prefix, pattern, allowed in local:
+        if master.startswith(prefix):
+            if not pattern.fullmatch(master):
+                raise ValueError(f"--master {master!r} is not a Spark master URL: {allowed}")
+            return
     if not master.startswith(_SCHEMES):
         raise ValueError(
             f"--master {master!r} is not a Spark master URL: use local[*], local[N], "
