@@ -27,10 +27,11 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from service.body import JSONRoute
+from service.errors import ServiceError
 from service.models import DecisionOut, StreamConfig
 from service.routes import StreamId, StreamsDep, _decision_out, _json, _problems
+from service.scalers import build_scaler
 from service.settings import Settings, get_settings
-from service.streams import ServiceError, build_scaler
 
 # Served without a token: the page and its files, never the data.
 OPEN_PREFIX = "/dashboard/"
