@@ -3,14 +3,19 @@
     .venv/bin/python -m benchmarks.default                      # about 10 minutes on 2 cores
     .venv/bin/python -m benchmarks.default --quick              # 2 seeds, 1,500 s traces
     .venv/bin/python -m benchmarks.default --out docs/img       # also writes default_ratio.png
+    .venv/bin/python -m benchmarks.default --only traces --cache /tmp/grid   # iterate on one part
+
+``--cache`` keeps the grid's rows (every configuration but the default, which is what one
+changes between runs) in a JSON file per cell under the folder, so a second run only simulates
+the default.
 
 A cell is one workload at one SNR (``power`` definition), averaged over the seeds. Every
 configuration of the grid of issue 12 runs in every cell: ``moving_average`` w 10/30/60/120/240,
 ``moving_median`` w 30/60/120/240, ``tvd`` lam_per_sigma 5/10/20/30, ``ekf``, ``ewma`` alpha
 0.02, each with no guard, hysteresis 0.02, hysteresis 0.05, cooldown down 60 s or
-stabilization 60 s. Cost (``simulator.experiment.CostModel``, operator-seconds) = 30 x scaling
-operations + operator-seconds + 5 x seconds under the count the noise-free trend needs;
-capacity 50 tuples/s; each run starts at the count the trend's first value needs.
+stabilization 60 s. Cost (``simulator.experiments.cells.CostModel``, operator-seconds) =
+30 x scaling operations + operator-seconds + 5 x seconds under the count the noise-free trend
+needs; capacity 50 tuples/s; each run starts at the count the trend's first value needs.
 
 Prints, all from this run:
 1. per cell, the default's mean cost over the best grid configuration's (and which that is),
@@ -25,6 +30,8 @@ Prints, all from this run:
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -36,7 +43,7 @@ from tqdm import tqdm
 
 from filters import make_filter
 from scaling import Scaler, default_spec
-from simulator.experiment import Cell, config_label, run_cell
+from simulator.experiments.cells import Cell, config_label, run_cell
 
 CAPACITY = 50.0
 WORKLOADS = ("paper", "cosine", "random_walk", "step", "convergence")
@@ -58,6 +65,7 @@ GUARDS: list[list[dict[str, Any]]] = [
     [{"name": "stabilization", "window": 60.0}],
 ]
 DEFAULT = "default"
+PARTS = ("synthetic", "traces", "contract", "cost")
 FORMER = "tvd (README's former default)"
 
 
@@ -117,6 +125,33 @@ def ratios(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return table
 
 
+def run(cell: Cell, cache: Path | None) -> dict[str, Any]:
+    """``run_cell(cell)``, read from or written to ``cache`` unless it is the default's."""
+    if cache is None or cell.config == DEFAULT:
+        return run_cell(cell)
+    key = json.dumps(
+        [
+            cell.config,
+            cell.filter_spec,
+            list(cell.guards),
+            cell.seed,
+            cell.snr,
+            cell.workload,
+            cell.workload_params,
+            cell.duration,
+            cell.capacity,
+        ],
+        sort_keys=True,
+    )
+    path = cache / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    if path.exists():
+        row: dict[str, Any] = json.loads(path.read_text())
+        return row
+    row = run_cell(cell)
+    path.write_text(json.dumps(row))
+    return row
+
+
 def print_table(title: str, table: Sequence[Mapping[str, Any]]) -> None:
     print(f"\n{title}")
     print(f"{'workload':<22} {'snr':>5} {'default':>8} {'tvd':>6}  best grid configuration (cost)")
@@ -134,7 +169,8 @@ def print_table(title: str, table: Sequence[Mapping[str, Any]]) -> None:
 
 
 def spike_contract(trials: int) -> None:
-    level, changed = 370.0, defaultdict(int)
+    level = 370.0
+    changed: defaultdict[str, int] = defaultdict(int)
     for relative in (0.02, 0.05, 0.1):
         for name, outliers in (("spike", [3.0]), ("burst", [3.0] * 3), ("zero", [0.0])):
             for seed in range(trials):
@@ -213,33 +249,41 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 seeds, short traces")
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--out", type=Path, help="folder for default_ratio.png")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=PARTS,
+        default=list(PARTS),
+        help="parts to run (all by default)",
+    )
+    parser.add_argument("--cache", type=Path, help="folder that keeps the grid's rows")
     args = parser.parse_args()
     seeds = 2 if args.quick else args.seeds
+    if args.cache:
+        args.cache.mkdir(parents=True, exist_ok=True)
     traces = sorted(TRACES.glob("*.csv"))
-    runs = [
-        ("synthetic workloads, 1,500 s", cells([(w, {}) for w in WORKLOADS], SNRS, seeds, 1500.0)),
-        (
-            f"real traces as the trend, first {1500 if args.quick else 3000} samples",
-            cells(
-                [("trace", {"path": str(path)}) for path in traces],
-                TRACE_SNRS,
-                seeds,
-                1500.0 if args.quick else 3000.0,
-            ),
-        ),
-    ]
+    runs = []
+    if "synthetic" in args.only:
+        batch = cells([(w, {}) for w in WORKLOADS], SNRS, seeds, 1500.0)
+        runs.append(("synthetic workloads, 1,500 s", batch))
+    if "traces" in args.only:
+        duration = 1500.0 if args.quick else 3000.0
+        batch = cells([("trace", {"path": str(p)}) for p in traces], TRACE_SNRS, seeds, duration)
+        runs.append((f"real traces as the trend, first {duration:,.0f} samples", batch))
     tables = []
     for title, batch in runs:
-        rows = [run_cell(cell) for cell in tqdm(batch, desc=title, unit="run")]
+        rows = [run(cell, args.cache) for cell in tqdm(batch, desc=title, unit="run")]
         for row, cell in zip(rows, batch, strict=True):
             if cell.workload == "trace":
                 row["workload"] = "trace " + Path(cell.workload_params["path"]).stem
         tables.append((title, ratios(rows)))
     for title, table in tables:
         print_table(f"{title}, {seeds} seeds (cost / best grid configuration's):", table)
-    spike_contract(trials=20 if args.quick else 100)
-    update_cost()
-    if args.out:
+    if "contract" in args.only:
+        spike_contract(trials=20 if args.quick else 100)
+    if "cost" in args.only:
+        update_cost()
+    if args.out and tables:
         args.out.mkdir(parents=True, exist_ok=True)
         plot(args.out / "default_ratio.png", [row for _, table in tables for row in table])
         print(f"\nwrote {args.out / 'default_ratio.png'}")

@@ -57,21 +57,28 @@ class ChangePoint(Denoiser):
        start of the change: among the last samples since the statistic that fired left 0 (at
        most 64), the suffix of at least ``threshold / outlier`` samples whose residuals from the
        old level have the largest likelihood ratio of a shifted mean (the statistic may have
-       left 0 early, lifted by noise before the change). Otherwise a sample
-       within ``outlier`` deviations of the level joins its mean; one further away does not (it
-       only counts as evidence of a change). Old samples are forgotten with weight
-       :math:`(1 - 1/\\text{memory})` per sample, so a level that drifts by less than the
-       resolution is still followed, with a window of at most about ``memory`` samples.
-    4. **Clipping at 0.** Volumes cannot be negative, so heavy noise is clipped at 0 and the
+       left 0 early, lifted by noise before the change). Otherwise a sample within
+       ``outlier`` deviations of the level joins it; one further away does not (it only counts
+       as evidence of a change).
+    4. **Drift.** A level may also move by less than the CUSUM declares. Two means of the same
+       samples are kept: :math:`L`, of all :math:`n` since the change, and :math:`E`, which
+       forgets with weight :math:`(1 - 1/\\text{memory})` per sample. With no drift their
+       difference is noise of variance :math:`v = \\hat\\sigma^2 (\\sum w^2/(\\sum w)^2 - 1/n)`
+       (``w``: the weights of :math:`E`); a drift adds :math:`\\tau^2`, estimated as the mean
+       of :math:`(E - L)^2 - v` over about ``memory`` samples. The level is the posterior mean
+       under that prior, :math:`\\mu = L + b (E - L)` with :math:`b = \\tau^2 / (\\tau^2 + v)`
+       (0 while the estimate is not positive): the mean of every sample while the data show no
+       drift, so a level that holds is known ever better (a fixed window wanders, and crosses
+       the threshold of an operator it sits near), and the recent mean once they do.
+    5. **Clipping at 0.** Volumes cannot be negative, so heavy noise is clipped at 0 and the
        mean of the samples reads above the level. With :math:`p` the share of zeros in the
        level and :math:`m` its mean, the output is the mean :math:`a\\sigma` of the Gaussian
        that, clipped at 0, gives both: :math:`a = -\\Phi^{-1}(p)`,
        :math:`\\sigma = m / (a\\Phi(a) + \\varphi(a))` (the level itself when no sample is 0).
 
     The output is :math:`\\mu`. ``spread`` is its standard error,
-    :math:`\\hat\\sigma / \\sqrt{n_\\text{eff}}` (with :math:`n_\\text{eff}` the effective
-    number of samples in the level), which a decision can use as its dead band; ``None``
-    until the noise estimate rests on 8 differences (warm-up).
+    :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}`, which a decision can use as its dead
+    band; ``None`` until the noise estimate rests on 8 differences (warm-up).
 
     The filter is scale-free: ``filter(a * y) == a * filter(y)`` for ``a > 0`` when
     ``resolution`` is scaled by ``a`` too (and shift-free while no sample is 0). Exactly
@@ -91,7 +98,8 @@ class ChangePoint(Denoiser):
         Residuals are clipped, and samples left out of the level, beyond this many noise
         deviations (a number > 0).
     memory
-        Most samples the level remembers (forgetting time constant), a number >= 1.
+        Time constant, in samples, of the recent mean that a drifting level follows and of the
+        evidence of drift (a number >= 1).
 
     >>> import numpy as np
     >>> from filters import make_filter
@@ -99,11 +107,11 @@ class ChangePoint(Denoiser):
     >>> f = make_filter("changepoint", resolution=50.0)
     >>> level = f.filter(300.0 + rng.normal(0.0, 20.0, 200))
     >>> round(float(level[-1]), 1), round(f.spread, 2)  # 300, with a standard error of 1.4
-    (299.9, 1.44)
+    (300.5, 1.35)
     >>> f.update(900.0) == f.update(0.0) == float(level[-1])  # a spike, a dropout: no change
     True
     >>> f.filter(500.0 + rng.normal(0.0, 20.0, 15)).round().tolist()  # a sustained change does
-    [300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0, 300.0,
+    [301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 300.0, 300.0, 300.0,
      300.0, 500.0]
     """
 
@@ -115,7 +123,7 @@ class ChangePoint(Denoiser):
         resolution: float | None = None,
         threshold: float = 25.0,
         outlier: float = 3.0,
-        memory: float = 150.0,
+        memory: float = 80.0,
     ) -> None:
         if resolution is not None:
             try:
@@ -141,10 +149,15 @@ class ChangePoint(Denoiser):
         self._differences = 0
         self._noise = 0.0  # mean winsorised |first difference|
         self._sigma = 0.0  # the noise deviation it gives
-        self._level = 0.0  # weighted mean of the samples in the level, as observed
-        self._zeros = 0.0  # weighted share of them that are exactly 0
-        self._weight = 0.0  # sum of the level's sample weights
-        self._weight2 = 0.0  # sum of their squares, for the effective count
+        self._level = 0.0  # mean of the samples in the level, as observed
+        self._zeros = 0.0  # share of them that are exactly 0
+        self._weight = 0.0  # their number
+        # The same samples, older ones forgotten: the recent level, which follows a drift.
+        self._recent_level = 0.0
+        self._recent_zeros = 0.0
+        self._recent_weight = 0.0  # sum of the sample weights
+        self._recent_weight2 = 0.0  # sum of their squares, for the effective count
+        self._drift = 0.0  # mean excess of (recent level - level)^2 over its noise variance
         # The CUSUM statistics, and the sum, count and zeros of the samples since each left 0.
         self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
         self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
@@ -165,10 +178,11 @@ class ChangePoint(Denoiser):
         """
         if self._differences < _WARM_UP:
             return None
+        mean, zeros, variance = self._blend()
         sigma = self._sigma
-        if self._zeros > 0.0:
-            sigma = max(sigma, _censored(self._level, self._zeros)[1])
-        return sigma * math.sqrt(self._weight2) / self._weight
+        if zeros > 0.0:
+            sigma = max(sigma, _censored(mean, zeros)[1])
+        return sigma * math.sqrt(variance)
 
     def _update(self, x: float) -> float:
         previous = self._previous
@@ -186,8 +200,11 @@ class ChangePoint(Denoiser):
             return self._output()
         clip = self.outlier
         resolution = self.resolution
-        allowance = 0.5 if resolution is None else min(resolution / (2.0 * sigma), clip / 2.0)
-        z = (x - self._level) / sigma
+        allowance = 0.5 if resolution is None else resolution / (2.0 * sigma)
+        if allowance > clip / 2.0:
+            allowance = clip / 2.0
+        # The CUSUMs test the recent level: a change is a departure from where the level is now.
+        z = (x - self._recent_level) / sigma
         z = clip if z > clip else -clip if z < -clip else z
         # Two one-sided CUSUMs; each remembers the samples since it last left 0.
         rise = self._rise + z - allowance
@@ -196,7 +213,7 @@ class ChangePoint(Denoiser):
             self._rise_sum += x
             self._rise_count += 1.0
             self._rise_zeros += zero
-        else:
+        elif self._rise_count:
             self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
         fall = self._fall - z - allowance
         if fall > 0.0:
@@ -204,29 +221,73 @@ class ChangePoint(Denoiser):
             self._fall_sum += x
             self._fall_count += 1.0
             self._fall_zeros += zero
-        else:
+        elif self._fall_count:
             self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
-        if rise > self.threshold or fall > self.threshold:
+        threshold = self.threshold
+        if rise > threshold or fall > threshold:
             count = self._rise_count if rise >= fall else self._fall_count
             window = list(self._recent)[-int(min(count, _RECENT)) :]
-            since = _change_start(window, self._level, math.ceil(self.threshold / clip))
+            since = _change_start(window, self._recent_level, math.ceil(threshold / clip))
             self._restart(sum(since), float(len(since)), float(since.count(0.0)))
             return self._output()
         keep = 1.0 - 1.0 / self.memory
-        weight = self._weight * keep
-        self._weight2 *= keep * keep
+        recent = self._recent_weight * keep
+        recent2 = self._recent_weight2 * keep * keep
+        count = self._weight
+        level = self._level
+        recent_level = self._recent_level
         if -clip < z < clip:
-            weight += 1.0
-            self._weight2 += 1.0
-            self._level += (x - self._level) / weight
-            self._zeros += (zero - self._zeros) / weight
-        self._weight = weight
+            count += 1.0
+            level += (x - level) / count
+            self._zeros += (zero - self._zeros) / count
+            recent += 1.0
+            recent2 += 1.0
+            recent_level += (x - recent_level) / recent
+            self._recent_zeros += (zero - self._recent_zeros) / recent
+            self._weight = count
+            self._level = level
+            self._recent_level = recent_level
+        self._recent_weight = recent
+        self._recent_weight2 = recent2
+        # Evidence of a drift: the mean excess of (E - L)^2 over its variance without one.
+        noise = recent2 / (recent * recent) - 1.0 / count
+        noise = noise * sigma * sigma if noise > 0.0 else 0.0
+        difference = recent_level - level
+        memory = self.memory if count > self.memory else count
+        self._drift += (difference * difference - noise - self._drift) / memory
         return self._output()
 
+    def _blend(self) -> tuple[float, float, float]:
+        """The level, its share of zeros and its variance in units of sigma^2.
+
+        The mean since the change ``L`` (n samples) and the recent level ``E`` carry the same
+        noise, so under a constant level ``Var(E - L) = v sigma^2`` with
+        ``v = w2/w^2 - 1/n`` (``w``, ``w2``: the recent level's weight sums). A drift adds
+        ``tau^2`` to ``(E - L)^2``; with ``tau^2`` estimated by ``_drift``, the posterior mean of
+        the level is ``L + b (E - L)`` with ``b = tau^2 / (tau^2 + v sigma^2)``.
+        """
+        count = self._weight
+        level = self._level
+        sigma = self._sigma
+        exact = 1.0 / count
+        recent_variance = self._recent_weight2 / (self._recent_weight * self._recent_weight)
+        difference = self._recent_level - level
+        noise = max(recent_variance - exact, 0.0) * sigma * sigma
+        drift = self._drift
+        if drift <= 0.0:
+            return level, self._zeros, exact
+        share = drift / (drift + noise)
+        return (
+            level + share * difference,
+            self._zeros + share * (self._recent_zeros - self._zeros),
+            exact + share * share * (recent_variance - exact),
+        )
+
     def _output(self) -> float:
-        if self._zeros == 0.0:
-            return self._level
-        return _censored(self._level, self._zeros)[0]
+        mean, zeros, _ = self._blend()
+        if zeros == 0.0:
+            return mean
+        return _censored(mean, zeros)[0]
 
     def _learn_noise(self, difference: float) -> float:
         """Take one absolute first difference; return the noise deviation estimate."""
@@ -245,9 +306,10 @@ class ChangePoint(Denoiser):
         super()._import_state(values)
 
     def _restart(self, total: float, count: float, zeros: float) -> None:
-        self._level = total / count
-        self._zeros = zeros / count
-        self._weight = self._weight2 = count
+        self._level = self._recent_level = total / count
+        self._zeros = self._recent_zeros = zeros / count
+        self._weight = self._recent_weight = self._recent_weight2 = count
+        self._drift = 0.0
         self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
         self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
 
@@ -263,7 +325,7 @@ def _check_state(values: dict[str, Any]) -> None:
         if not _is_finite_number(values[field]):
             refuse(field, "it must be a finite number")
     for field in numbers:
-        if field not in ("_level",) and values[field] < 0:
+        if field not in ("_level", "_recent_level", "_drift") and values[field] < 0:
             refuse(field, "it must be >= 0")
     if values["_previous"] is not None and not _is_finite_number(values["_previous"]):
         refuse("_previous", "it must be null or a finite number")
@@ -274,14 +336,20 @@ def _check_state(values: dict[str, Any]) -> None:
         or not all(map(_is_finite_number, recent))
     ):
         refuse("_recent", f"it must be a list of at most {_RECENT} finite numbers")
-    if values["_zeros"] > 1:
-        refuse("_zeros", "it is a share, at most 1")
+    for field in ("_zeros", "_recent_zeros"):
+        if values[field] > 1:
+            refuse(field, "it is a share, at most 1")
     if values["_sigma"] != values["_noise"] * _TO_SIGMA:
         refuse("_sigma", "it must be the deviation that _noise gives")
-    if (values["_previous"] is None) != (values["_weight"] == 0) or not values["_weight2"] <= (
-        values["_weight"] ** 2
-    ):
-        refuse("_weight", "it is 0 exactly before the first sample, and _weight2 <= _weight ** 2")
+    if (values["_previous"] is None) != (values["_weight"] == 0):
+        refuse("_weight", "it is 0 exactly before the first sample")
+    if (values["_weight"] == 0) != (values["_recent_weight"] == 0) or not values[
+        "_recent_weight2"
+    ] <= (values["_recent_weight"] ** 2):
+        refuse(
+            "_recent_weight",
+            "it is 0 exactly when _weight is, and _recent_weight2 <= _recent_weight ** 2",
+        )
     for side in ("_rise", "_fall"):
         if values[f"{side}_zeros"] > values[f"{side}_count"]:
             refuse(f"{side}_zeros", f"it must not exceed {side}_count")

@@ -32,8 +32,9 @@ def test_level_is_the_mean_since_the_change_with_a_standard_error_that_shrinks()
         spreads.append(f.spread)
     # None while the noise estimate rests on fewer than 8 differences (warm-up).
     assert spreads[:8] == [None] * 8 and spreads[8] is not None
-    assert spreads[-1] == pytest.approx(60.0 / np.sqrt(150 * 0.66), rel=0.2)
-    assert f.update(400.0) == pytest.approx(400.0, abs=3 * spreads[-1])
+    last = spreads[-1]
+    assert last is not None and last == pytest.approx(60.0 / np.sqrt(150), rel=0.2)
+    assert f.update(400.0) == pytest.approx(400.0, abs=3 * last)
 
 
 def test_a_change_is_followed_sooner_the_larger_it_is_relative_to_the_noise() -> None:
@@ -48,6 +49,35 @@ def test_a_change_is_followed_sooner_the_larger_it_is_relative_to_the_noise() ->
     # The residuals are clipped at 3 deviations: a change is never declared on fewer than
     # threshold / 3 samples, whatever its height.
     assert delays[-1] >= 25 / 3
+
+
+def test_a_level_that_holds_is_averaged_over_all_its_samples() -> None:
+    # No drift: the level is the mean of every sample since the change, not of the last
+    # ``memory``, so a level just above a threshold does not wander below it.
+    series = noisy(1000.0, 90.0, 3000, 10)
+    f = ChangePoint(resolution=50.0, memory=80.0)
+    levels = f.filter(series)
+    # The standard error of a mean over 80 forgotten samples is 90 / sqrt(159) = 7.1.
+    assert f.spread is not None and f.spread < 90.0 / np.sqrt(159) / 2
+    forgetting = ChangePoint(resolution=50.0, memory=80.0)
+    recent = []
+    for x in series:
+        forgetting.update(float(x))
+        recent.append(forgetting._recent_level)
+    mean = np.cumsum(series) / np.arange(1, series.size + 1)  # of every sample so far
+    stray = np.abs(np.array(recent[500:]) - mean[500:]).mean()
+    assert np.abs(levels[500:] - mean[500:]).mean() < stray / 2
+
+
+def test_a_drift_is_followed_once_the_data_show_it() -> None:
+    # 200 -> 400 over 2,000 samples under noise of 40: the change per sample is far below
+    # what the CUSUM declares, but the recent level leaves the long mean and the output
+    # follows it instead of lagging by half the elapsed drift.
+    trend = np.linspace(200.0, 400.0, 2000)
+    series = np.clip(trend + np.random.default_rng(11).normal(0.0, 40.0, 2000), 0.0, None)
+    levels = ChangePoint(resolution=50.0, memory=80.0, threshold=1e9).filter(series)
+    lag = trend[1000:] - levels[1000:]
+    assert np.abs(lag).mean() < 25.0  # the mean since the start lags by 50-100
 
 
 def test_noise_clipped_at_zero_does_not_bias_the_level() -> None:
@@ -84,6 +114,10 @@ def test_noise_free_input_follows_a_change_after_the_shortest_detection() -> Non
         ("_recent", [1.0, "x"], "_recent=\\[1.0, 'x'\\] is not allowed"),
         ("_rise_zeros", 99.0, "_rise_zeros=99.0 is not allowed: it must not exceed _rise_count"),
         ("_previous", "300", "_previous='300' is not allowed"),
+        ("_recent_zeros", 2.0, "_recent_zeros=2.0 is not allowed: it is a share"),
+        ("_recent_weight", 0.0, "_recent_weight=0.0 is not allowed: it is 0 exactly when"),
+        ("_recent_weight2", 1e9, "_recent_weight=.* is not allowed: .*_recent_weight2 <="),
+        ("_drift", float("nan"), "_drift=nan is not allowed: it must be a finite number"),
     ],
 )
 def test_loading_refuses_impossible_values_and_changes_nothing(
