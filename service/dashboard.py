@@ -11,9 +11,10 @@ The page and its files hold no data, so they are served without a token (``OPEN_
 needs one when the service has tokens, and the page asks for it once, keeping it in the tab's
 ``sessionStorage``.
 
-None of these is in the OpenAPI document: they are not part of the API. The page's "what if"
-panel is: ``POST /v1/streams/{id}/what-if`` replays the stream's retained samples through another
-configuration and answers the decisions it would have made, storing nothing (a dry run).
+The page and its files are not in the OpenAPI document. The route behind the page's "what if"
+panel is part of the API: ``POST /v1/streams/{id}/what-if`` replays the stream's retained
+samples through another configuration and answers the decisions it would have made, storing
+nothing (a dry run).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ ASSETS = {
     "uPlot.LICENSE": "text/plain; charset=utf-8",
 }
 
-# Scripts, styles, images and requests from this origin only; uPlot sets element styles.
+# Scripts, styles, images and requests from this origin only, no inline script or style (uPlot
+# sets styles through the CSSOM, which a policy does not restrict).
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
