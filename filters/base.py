@@ -41,6 +41,7 @@ from filters.configurable import (
     Registry,
     check_choice,
     check_number,
+    optional,
     reject,
 )
 
@@ -51,6 +52,7 @@ __all__ = [
     "Registry",
     "check_choice",
     "check_number",
+    "optional",
     "reject",
 ]
 

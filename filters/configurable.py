@@ -15,6 +15,7 @@ point at the field without reading the message.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 from collections import deque
@@ -172,6 +173,24 @@ class Registry(Generic[T]):
                 allowed=f"allowed parameters: {allowed}",
             )
         return cls(**params)
+
+
+def optional(module: str, needed_by: str, extra: str = "filters") -> Any:
+    """``module`` imported, or ``ModuleNotFoundError`` saying which extra installs it.
+
+    The base install (embedding: numpy only) leaves out what one filter needs alone.
+
+    >>> optional("math", "a doctest").sqrt(4.0)
+    2.0
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        raise ModuleNotFoundError(
+            f"{needed_by} needs {module.partition('.')[0]}, which is not installed: "
+            f"pip install 'steadyscale[{extra}]'",
+            name=missing.name,
+        ) from None
 
 
 def reject(owner: str, param: str, value: object, allowed: str) -> NoReturn:

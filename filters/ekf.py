@@ -6,10 +6,8 @@ import math
 from typing import Any
 
 import numpy as np
-from filterpy.common import Q_discrete_white_noise
-from filterpy.kalman import ExtendedKalmanFilter
 
-from filters.base import Denoiser, check_choice, check_number
+from filters.base import Denoiser, check_choice, check_number, optional
 from filters.noise import NoiseEstimator
 
 _DEFAULT_PROCESS_NOISE = {"linear": 0.01, "log": 1e-7}
@@ -101,9 +99,11 @@ class ExtendedKalman(Denoiser):
         dt = float(self.dt)
         default = _DEFAULT_PROCESS_NOISE[self.observation]
         q = default if self.process_noise is None else float(self.process_noise)
-        kf = ExtendedKalmanFilter(dim_x=2, dim_z=1)
+        kalman = optional("filterpy.kalman", "the ekf filter")
+        common = optional("filterpy.common", "the ekf filter")
+        kf = kalman.ExtendedKalmanFilter(dim_x=2, dim_z=1)
         kf.F = np.array([[1.0, dt], [0.0, 1.0]])
-        kf.Q = Q_discrete_white_noise(dim=2, dt=dt, var=q)
+        kf.Q = common.Q_discrete_white_noise(dim=2, dt=dt, var=q)
         self._kf = kf
         self._noise = NoiseEstimator()
         self._samples = 0

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import solve_banded
 
-from filters.base import check_number
+from filters.base import check_number, optional
 
 
 def tv_mm(y: ArrayLike, lam: float, iterations: int = 100) -> NDArray[np.float64]:
@@ -85,6 +84,7 @@ def tv_mm(y: ArrayLike, lam: float, iterations: int = 100) -> NDArray[np.float64
     # solve_banded's layout for (1, 1) bands: row 0 superdiagonal, row 1 diagonal, row 2
     # subdiagonal. D Dᵀ is tridiagonal with 2 on the diagonal and -1 beside it.
     bands = np.empty((3, dy.size))
+    solve_banded = optional("scipy.linalg", "tvd's method='mm'").solve_banded
     x = signal
     for _ in range(int(iterations)):
         bands[0] = -1.0

@@ -23,6 +23,8 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 DEFAULT_DURATION = 1500.0
 EXTRAS = {
+    "filterpy": "filters",
+    "scipy": "filters",
     "pyspark": "spark",
     "py4j": "spark",
     "pyarrow": "spark",
