@@ -95,16 +95,8 @@ def add_noise(trend: np.ndarray, snr: float, seed: int, definition: str = "power
     Returns a new float64 array; the same ``seed`` gives the same noise. ``snr=math.inf`` returns
     a copy of ``trend``.
 
-    Parameters
-    ----------
-    trend
-        The noise-free volumes, a one-dimensional sequence of finite numbers >= 0.
-    snr
-        The signal-to-noise ratio, a number > 0, or ``math.inf`` for no noise.
-    seed
-        Seed of ``numpy.random.default_rng``, an integer >= 0.
-    definition
-        ``"power"``, ``"ac-power"`` or ``"amplitude"``.
+    ``trend``, ``snr`` and ``definition`` as in ``noise_std``; ``seed`` seeds
+    ``numpy.random.default_rng``, an integer >= 0.
 
     >>> add_noise([300.0, 400.0], snr=math.inf, seed=0).tolist()
     [300.0, 400.0]
