@@ -20,6 +20,15 @@ _WARM_UP = 8
 # Differences the noise estimate averages: a running mean until then, exponential after.
 _NOISE_MEMORY = 120
 _NORMAL = NormalDist()
+# Independent looks at the recent level (one per `memory` samples) that the evidence of drift
+# and of variation average: under no drift the drift estimate then errs by about sqrt(2/10) of
+# its noise variance.
+_DRIFT_LOOKS = 10.0
+# Standard errors by which the lag-1 covariance of the residuals must exceed 0 before it
+# counts as variation of the level (under pure noise it is 0, with error sigma^2 / sqrt(n)).
+_SIGNIFICANT = 2.0
+# State fields that may be negative.
+_SIGNED = ("_level", "_recent_level", "_drift", "_residual", "_covariance")
 # Samples kept to restart the level from after a change.
 _RECENT = 64
 
@@ -65,7 +74,7 @@ class ChangePoint(Denoiser):
        forgets with weight :math:`(1 - 1/\\text{memory})` per sample. With no drift their
        difference is noise of variance :math:`v = \\hat\\sigma^2 (\\sum w^2/(\\sum w)^2 - 1/n)`
        (``w``: the weights of :math:`E`); a drift adds :math:`\\tau^2`, estimated as the mean
-       of :math:`(E - L)^2 - v` over about ``memory`` samples. The level is the posterior mean
+       of :math:`(E - L)^2 - v` over about ``10 * memory`` samples. The level is the posterior mean
        under that prior, :math:`\\mu = L + b (E - L)` with :math:`b = \\tau^2 / (\\tau^2 + v)`
        (0 while the estimate is not positive): the mean of every sample while the data show no
        drift, so a level that holds is known ever better (a fixed window wanders, and crosses
@@ -76,9 +85,15 @@ class ChangePoint(Denoiser):
        that, clipped at 0, gives both: :math:`a = -\\Phi^{-1}(p)`,
        :math:`\\sigma = m / (a\\Phi(a) + \\varphi(a))` (the level itself when no sample is 0).
 
-    The output is :math:`\\mu`. ``spread`` is its standard error,
-    :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}`, which a decision can use as its dead
-    band; ``None`` until the noise estimate rests on 8 differences (warm-up).
+    The output is :math:`\\mu`. ``spread`` is the uncertainty of the volume the level stands
+    for: its standard error :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}` and, in
+    quadrature, the variation of the volume around the level that the level does not follow
+    (a daily cycle faster than a change can be declared). That variation is the lag-1
+    covariance of the residuals from the recent level, which pure noise leaves at 0 whatever
+    its distribution, averaged over about ``10 * memory`` samples and counted only beyond two
+    standard errors (:math:`2\\hat\\sigma^2/\\sqrt{\\text{samples}}`). A decision uses ``spread``
+    as its dead band; it is ``None`` until the noise estimate rests on 8 differences
+    (warm-up).
 
     The filter is scale-free: ``filter(a * y) == a * filter(y)`` for ``a > 0`` when
     ``resolution`` is scaled by ``a`` too (and shift-free while no sample is 0). Exactly
@@ -111,8 +126,8 @@ class ChangePoint(Denoiser):
     >>> f.update(900.0) == f.update(0.0) == float(level[-1])  # a spike, a dropout: no change
     True
     >>> f.filter(500.0 + rng.normal(0.0, 20.0, 15)).round().tolist()  # a sustained change does
-    [301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 300.0, 300.0, 300.0,
-     300.0, 500.0]
+    [301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0, 301.0,
+     301.0, 500.0]
     """
 
     name = "changepoint"
@@ -158,6 +173,8 @@ class ChangePoint(Denoiser):
         self._recent_weight = 0.0  # sum of the sample weights
         self._recent_weight2 = 0.0  # sum of their squares, for the effective count
         self._drift = 0.0  # mean excess of (recent level - level)^2 over its noise variance
+        self._residual = 0.0  # the last accepted sample's residual from the recent level
+        self._covariance = 0.0  # mean product of consecutive residuals
         # The CUSUM statistics, and the sum, count and zeros of the samples since each left 0.
         self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
         self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
@@ -170,7 +187,8 @@ class ChangePoint(Denoiser):
 
     @property
     def spread(self) -> float | None:
-        """Standard error of the level, volume units; ``None`` during warm-up.
+        """Uncertainty of the volume the level stands for (its standard error and the variation
+        it does not follow), volume units; ``None`` during warm-up.
 
         Warm-up lasts until the noise estimate rests on ``_WARM_UP`` (8) differences: before
         that, an estimate from one or two differences may be far too small, and a decision
@@ -182,7 +200,9 @@ class ChangePoint(Denoiser):
         sigma = self._sigma
         if zeros > 0.0:
             sigma = max(sigma, _censored(mean, zeros)[1])
-        return sigma * math.sqrt(variance)
+        horizon = min(self._differences, _DRIFT_LOOKS * self.memory)
+        variation = self._covariance - _SIGNIFICANT * sigma * sigma / math.sqrt(horizon)
+        return math.sqrt(sigma * sigma * variance + max(variation, 0.0))
 
     def _update(self, x: float) -> float:
         previous = self._previous
@@ -237,6 +257,11 @@ class ChangePoint(Denoiser):
         level = self._level
         recent_level = self._recent_level
         if -clip < z < clip:
+            residual = x - recent_level
+            horizon = _DRIFT_LOOKS * self.memory
+            steps = horizon if self._differences > horizon else self._differences
+            self._covariance += (residual * self._residual - self._covariance) / steps
+            self._residual = residual
             count += 1.0
             level += (x - level) / count
             self._zeros += (zero - self._zeros) / count
@@ -253,7 +278,8 @@ class ChangePoint(Denoiser):
         noise = recent2 / (recent * recent) - 1.0 / count
         noise = noise * sigma * sigma if noise > 0.0 else 0.0
         difference = recent_level - level
-        memory = self.memory if count > self.memory else count
+        horizon = _DRIFT_LOOKS * self.memory
+        memory = horizon if count > horizon else count
         self._drift += (difference * difference - noise - self._drift) / memory
         return self._output()
 
@@ -325,7 +351,7 @@ def _check_state(values: dict[str, Any]) -> None:
         if not _is_finite_number(values[field]):
             refuse(field, "it must be a finite number")
     for field in numbers:
-        if field not in ("_level", "_recent_level", "_drift") and values[field] < 0:
+        if field not in _SIGNED and values[field] < 0:
             refuse(field, "it must be >= 0")
     if values["_previous"] is not None and not _is_finite_number(values["_previous"]):
         refuse("_previous", "it must be null or a finite number")

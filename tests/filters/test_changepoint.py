@@ -80,6 +80,21 @@ def test_a_drift_is_followed_once_the_data_show_it() -> None:
     assert np.abs(lag).mean() < 25.0  # the mean since the start lags by 50-100
 
 
+def test_the_spread_includes_a_variation_the_level_does_not_follow() -> None:
+    # A cycle of +-100 every 48 samples (a day of half-hour samples) under noise of 60: the
+    # level is its mean, but the volume is 70 away from it on average, and the spread says
+    # so; on the noise alone it is the standard error of the mean.
+    t = np.arange(3000)
+    cycle = 100.0 * np.sin(2.0 * np.pi * t / 48.0)
+    noise = np.random.default_rng(12).normal(0.0, 60.0, t.size)
+    varying, flat = ChangePoint(resolution=50.0), ChangePoint(resolution=50.0)
+    varying.filter(400.0 + cycle + noise)
+    flat.filter(400.0 + noise)
+    assert varying.spread is not None and flat.spread is not None
+    assert varying.spread == pytest.approx(100.0 / np.sqrt(2.0), rel=0.25)
+    assert flat.spread < 3.0
+
+
 def test_noise_clipped_at_zero_does_not_bias_the_level() -> None:
     # A level of 250 under noise of 500 is clipped at 0 a third of the time; the clipped
     # samples average 350, two operators of 50 too many.
@@ -118,6 +133,7 @@ def test_noise_free_input_follows_a_change_after_the_shortest_detection() -> Non
         ("_recent_weight", 0.0, "_recent_weight=0.0 is not allowed: it is 0 exactly when"),
         ("_recent_weight2", 1e9, "_recent_weight=.* is not allowed: .*_recent_weight2 <="),
         ("_drift", float("nan"), "_drift=nan is not allowed: it must be a finite number"),
+        ("_covariance", float("inf"), "_covariance=inf is not allowed: it must be a finite"),
     ],
 )
 def test_loading_refuses_impossible_values_and_changes_nothing(
