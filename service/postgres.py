@@ -29,6 +29,8 @@ it is stored, and the client, which got a 503 or no answer, sends the batch agai
 from __future__ import annotations
 
 import functools
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -83,8 +85,8 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 # pg_advisory_xact_lock's key for schema changes: "steadysc" in ASCII.
 _MIGRATION_LOCK = 0x7374656164797363
 
-# What the readiness probe writes after a failed write, as SQLite's.
-_PROBE_BYTES = 64 * 1024
+# Seconds a pooled connection may stay idle and still be used without a check.
+_CHECK_AFTER_IDLE = 1.0
 
 
 def prepare_database(url: str, *, timeout: float = 5.0) -> None:
@@ -139,6 +141,9 @@ class PostgresStorage(Store):
     def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0) -> None:
         self.url = url
         self._where = _where(url)
+        self._returned: weakref.WeakKeyDictionary[Connection[Any], float] = (
+            weakref.WeakKeyDictionary()
+        )
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
             url,
             min_size=1,
@@ -146,8 +151,9 @@ class PostgresStorage(Store):
             timeout=timeout,
             open=False,
             # A connection the server dropped (restart, failover) is replaced before use
-            # instead of failing the request that gets it.
-            check=ConnectionPool.check_connection,
+            # instead of failing the request that gets it; see _check_if_idle.
+            check=self._check_if_idle,
+            reset=self._returned_now,
             kwargs={"connect_timeout": max(1, round(timeout))},
             name="steadyscale",
         )
@@ -161,6 +167,18 @@ class PostgresStorage(Store):
 
     def _sql(self, statement: str) -> str:
         return _pyformat(statement)
+
+    def _check_if_idle(self, connection: Connection[Any]) -> None:
+        """Check (one round trip) a connection idle for ``_CHECK_AFTER_IDLE`` seconds or
+        more before it serves a call. One given back just now was working then: under load,
+        checking every connection at every call was one round trip in four of a batch's. The
+        server failing in between costs that call a 503 (nothing stored, or in doubt)."""
+        returned = self._returned.get(connection)
+        if returned is None or time.monotonic() - returned >= _CHECK_AFTER_IDLE:
+            ConnectionPool.check_connection(connection)
+
+    def _returned_now(self, connection: Connection[Any]) -> None:
+        self._returned[connection] = time.monotonic()
 
     @contextmanager
     def _connection(self, *, writing: bool = False) -> Iterator[Connection[Any]]:

@@ -14,14 +14,16 @@
    was loaded.
 
 The database is the truth; the cache (the ``cache_size`` streams used last) only saves
-rebuilding the Scaler for every batch. A cached Scaler is used only while the stream's stored
-revision is the one it was loaded at (one small read per batch): another replica, or another
-process on the same file, may have written since, and a cache that ran behind would answer a
-resent batch with an old operator count. If anything fails after the Scaler has seen a sample,
-the cache entry is dropped, so the next batch starts again from the stored state. If the stream
-changed in the database between that check and the commit (a replica racing this one), the
-commit stores nothing and the batch is redone on the stored state; after ``_ATTEMPTS`` such
-races in a row the batch is refused with 503 (``StreamContended``), nothing of it stored.
+rebuilding the Scaler for every batch. Another replica, or another process on the same file,
+may have written to the stream since its Scaler was cached: the commit is conditional on the
+stream's revision being the one the Scaler was loaded at, so a stale Scaler's decisions are
+never stored (the commit stores nothing, and the batch is redone on the stored state), and an
+answer that stores nothing (a batch of duplicates, a refusal) is given only after one small
+read confirms that revision: a cache that ran behind would answer a resent batch with an old
+operator count. If anything fails after the Scaler has seen a sample, the cache entry is
+dropped, so the next batch starts again from the stored state. After ``_ATTEMPTS`` races in a
+row with other writers the batch is refused with 503 (``StreamContended``), nothing of it
+stored.
 
 A batch the Scaler cannot follow (its filter or policy refuses a value it computed, or a
 decision or the new state is not finite) is refused whole (422, ``UnfollowableSample``) before
@@ -73,6 +75,7 @@ from service.errors import (
     BatchTooLarge,
     ConfigConflict,
     NoDecision,
+    SampleConflict,
     StreamContended,
     StreamNotFound,
     Unavailable,
@@ -279,11 +282,34 @@ class StreamService:
 
     def _apply(self, stream_id: str, samples: Sequence[Sample], wait: bool) -> BatchResult | None:
         """Apply the batch, the stream's lock held; ``None`` if the stream changed in the
-        database since its Scaler was loaded (nothing applied: try again)."""
-        loaded = self._load(stream_id)
+        database since its Scaler was loaded (nothing applied: try again).
+
+        A cached Scaler is used without reading the stream's revision first: the commit is
+        conditional on it anyway. Only an answer that stores nothing (every sample a duplicate,
+        or a refusal) is checked against the stored revision before it is given, so that it
+        never comes from a cache that ran behind another writer.
+        """
+        loaded, fresh_from_storage = self._load(stream_id)
+        try:
+            return self._apply_loaded(stream_id, loaded, samples, wait, fresh_from_storage)
+        except (SampleConflict, UnfollowableSample):
+            if fresh_from_storage or self._current(stream_id, loaded):
+                raise
+            return None
+
+    def _apply_loaded(
+        self,
+        stream_id: str,
+        loaded: _Loaded,
+        samples: Sequence[Sample],
+        wait: bool,
+        checked: bool,
+    ) -> BatchResult | None:
         fresh = first_new(self.storage, stream_id, loaded.last_t, samples)
         if fresh == len(samples):
-            return BatchResult(0, len(samples), loaded.scaler.operators, [])
+            if checked or self._current(stream_id, loaded):
+                return BatchResult(0, len(samples), loaded.scaler.operators, [])
+            return None
         began = time.perf_counter()
         try:
             decisions = decide(loaded.scaler, samples, fresh)
@@ -331,17 +357,15 @@ class StreamService:
             self.get(stream_id)
         return decisions
 
-    def _load(self, stream_id: str) -> _Loaded:
-        """The stream's cached Scaler if the database still holds its revision, else one built
-        from storage (then cached, evicting the least recently used beyond ``cache_size``)."""
+    def _load(self, stream_id: str) -> tuple[_Loaded, bool]:
+        """The stream's cached Scaler, or one built from storage (then cached, evicting the
+        least recently used beyond ``cache_size``); and whether it was read from storage just
+        now."""
         with self._guard:
             loaded = self._scalers.get(stream_id)
             if loaded is not None:
                 self._scalers.move_to_end(stream_id)
-        if loaded is not None:
-            if self.storage.revision(stream_id) == loaded.revision:
-                return loaded
-            self._forget(stream_id)
+                return loaded, False
         stored = self.storage.load(stream_id)
         if stored is None:
             raise StreamNotFound(stream_id)
@@ -353,7 +377,15 @@ class StreamService:
             self._scalers[stream_id] = loaded
             while len(self._scalers) > self.cache_size:
                 self._scalers.popitem(last=False)
-        return loaded
+        return loaded, True
+
+    def _current(self, stream_id: str, loaded: _Loaded) -> bool:
+        """Whether the database still holds the stream at ``loaded``'s revision (one small
+        read); if not, the cache entry is dropped."""
+        if self.storage.revision(stream_id) == loaded.revision:
+            return True
+        self._forget(stream_id)
+        return False
 
     def _forget(self, stream_id: str) -> None:
         """Drop the stream's cached Scaler: the next batch starts from the stored state."""

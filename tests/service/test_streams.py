@@ -406,6 +406,30 @@ def test_a_replica_never_answers_from_a_cached_scaler_behind_the_database(
         service.storage.close()
 
 
+def test_a_replica_never_refuses_a_batch_from_a_cached_scaler_behind_the_database(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    """A stream replaced through another replica starts afresh there: samples from t=0 are
+    new for it, though this replica's cached Scaler had applied up to t=29."""
+    storages = [
+        Storage(tmp_path / "steadyscale.db") if database_url is None else PostgresStorage(url)
+        for url in (database_url, database_url)
+    ]
+    one, two = (StreamService(storage, retention=10_000, max_batch=1000) for storage in storages)
+    one.put("orders", config())
+    one.post_samples("orders", SAMPLES)  # one's Scaler is cached at t=29
+    two.put("orders", config(operators=5), reset=True)
+    restarted = one.post_samples("orders", SAMPLES[:10])
+    assert restarted.accepted == 10
+    scaler = build_scaler(config(operators=5))
+    assert restarted.decisions == [scaler.observe(s.volume, s.t) for s in SAMPLES[:10]]
+    # A real conflict is still refused, once checked against the stored stream.
+    with pytest.raises(SampleConflict):
+        one.post_samples("orders", [Sample(t=3.0, volume=SAMPLES[3].volume + 1.0)])
+    for storage in storages:
+        storage.close()
+
+
 def test_replicas_racing_on_one_stream_apply_every_batch_once(
     tmp_path: Path, database_url: str | None
 ) -> None:
