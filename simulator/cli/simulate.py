@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from scaling import ThresholdPolicy
+from scaling import Scaler, ThresholdPolicy
 from simulator.cli import options
 from simulator.cli.options import Commands, add_command, add_list
 from simulator.experiments.cells import DEFAULT, build_scalers, noise_seed, noisy_trend
@@ -242,7 +242,7 @@ def _replay(args: argparse.Namespace, params: dict[str, Any]) -> TraceReplay:
 
 
 def _run(
-    label: str, scaler: Any, volumes: np.ndarray, trend: np.ndarray, step: float
+    label: str, scaler: Scaler, volumes: np.ndarray, trend: np.ndarray, step: float
 ) -> SimulationResult:
     from tqdm import tqdm
 
