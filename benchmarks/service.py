@@ -47,6 +47,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
@@ -163,10 +164,13 @@ def drive(
     batch: int,
     threads: int,
     seconds: float,
+    clock: dict[str, int] | None = None,
 ) -> Result:
     """``threads`` clients; thread k posts to the paths ``path_of[k::threads]`` in turn, at
-    ``url`` (or, given several, at the k-th in turn: clients spread over replicas)."""
+    ``url`` (or, given several, at the k-th in turn: clients spread over replicas). ``clock``
+    holds each path's next ``t``, so that a later run on the same streams goes on from there."""
     urls = [url] if isinstance(url, str) else list(url)
+    clock = {} if clock is None else clock
     lock = threading.Lock()
     latencies: list[float] = []
     counts = [0, 0]
@@ -174,22 +178,31 @@ def drive(
 
     def client(k: int) -> None:
         mine = path_of[k::threads]
-        clock = dict.fromkeys(mine, 0)
+        for path in mine:
+            clock.setdefault(path, 0)
         local: list[float] = []
         sent = 0
-        with httpx.Client(base_url=urls[k % len(urls)], timeout=30.0) as http:
+        # http.client, keep-alive: a load generator about a third as heavy as httpx, which
+        # shares the machine's cores with the servers it measures.
+        address = httpx.URL(urls[k % len(urls)])
+        connection = HTTPConnection(address.host, address.port, timeout=30.0)
+        try:
             while time.perf_counter() < stop_at:
                 for path in mine:
                     t0 = clock[path]
                     body = {"samples": [{"t": float(t0 + i), "volume": 300.0 + (t0 + i) % 7}
                                         for i in range(batch)]}  # fmt: skip
                     began = time.perf_counter()
-                    answer = http.post(path, json=body)
+                    connection.request("POST", path, json.dumps(body).encode(), JSON)
+                    answer = connection.getresponse()
+                    text = answer.read()
                     local.append(time.perf_counter() - began)
-                    if answer.status_code != 200:
-                        raise SystemExit(f"{path}: {answer.status_code} {answer.text[:200]}")
+                    if answer.status != 200:
+                        raise SystemExit(f"{path}: {answer.status} {text[:200]!r}")
                     clock[path] = t0 + batch
                     sent += 1
+        finally:
+            connection.close()
         with lock:
             latencies.extend(local)
             counts[0] += sent
@@ -627,32 +640,35 @@ def streams(count: int, seconds: float) -> None:
     print(f"growth from 1,000 to {count:,} streams touched: {per_stream:.2f} KB per stream")
 
 
-def revision_check_cost(batches: int = 2000) -> None:
-    """What the revision check before a cached Scaler costs: 1-sample batches applied in
-    process on SQLite, against the check's read alone (best of 3)."""
-    with tempfile.TemporaryDirectory() as data:
-        service = StreamService(Storage(Path(data) / "steadyscale.db"), retention=1000,
-                                max_batch=100)  # fmt: skip
-        service.put("a", StreamConfig.model_validate(STREAM))
-        posts, reads = [], []
-        for repetition in range(3):
-            began = time.perf_counter()
-            for i in range(batches):
-                sample = Sample(t=float(repetition * batches + i), volume=300.0)
-                service.post_samples("a", [sample])
-            posts.append((time.perf_counter() - began) / batches)
-            began = time.perf_counter()
-            for _ in range(batches):
-                service.storage.revision("a")
-            reads.append((time.perf_counter() - began) / batches)
-        service.storage.close()
-    print(f"revision check {min(reads) * 1e6:.0f} µs of a 1-sample batch's "
-          f"{min(posts) * 1e6:.0f} µs (SQLite, in process, {batches} batches, "
-          "best of 3)")  # fmt: skip
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """CPU time (user + system) the processes ``pids`` have used so far, seconds."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
-def replicas(seconds: float, database_url: str | None) -> None:
-    """One replica on SQLite, one on PostgreSQL, two on one PostgreSQL: the same load."""
+def machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy (not idle, not waiting for I/O)."""
+    ticks = [int(field) for field in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Setup:
+    """Replicas serving ``streams`` (each with its next ``t`` in ``clock``)."""
+
+    label: str
+    served: list[Served]
+    streams: list[str]
+    clock: dict[str, int]
+
+
+def replicas(seconds: float, rounds: int, database_url: str | None) -> None:
+    """One replica on SQLite, one on PostgreSQL, two on one PostgreSQL: the same load, in
+    interleaved rounds (every setup runs once per round, so that load from outside the
+    benchmark drifting during the run weighs on each alike); the median of the rounds."""
     from tests.service.conftest import PostgresServer, postgres_binaries
 
     server = None
@@ -661,17 +677,18 @@ def replicas(seconds: float, database_url: str | None) -> None:
         if binaries is None:
             raise SystemExit(f"replicas: {why}; or give --database-url")
         server = PostgresServer(binaries)
-    results = []
+    setups: list[Setup] = []
+    runs: dict[str, list[tuple[Result, float, float]]] = {}
+    load = os.getloadavg()[0]
     try:
         with tempfile.TemporaryDirectory() as data:
-            # (label, replicas, on PostgreSQL)
-            for number, (label, count, shared) in enumerate(
-                [
-                    ("1 replica, SQLite", 1, False),
-                    ("1 replica, PostgreSQL", 1, True),
-                    ("2 replicas, PostgreSQL", 2, True),
-                ]  # fmt: skip
-            ):
+            # (label, replicas, on PostgreSQL): started together, idle while others run.
+            configurations = [
+                ("1 replica, SQLite", 1, False),
+                ("1 replica, PostgreSQL", 1, True),
+                ("2 replicas, PostgreSQL", 2, True),
+            ]
+            for number, (label, count, shared) in enumerate(configurations):
                 env = {}
                 if shared:
                     fresh = server.fresh_url() if server is not None else database_url
@@ -679,33 +696,55 @@ def replicas(seconds: float, database_url: str | None) -> None:
                 # Streams of their own per configuration (a given database is shared).
                 streams = [f"/v1/streams/r{number}s{k}/samples" for k in range(100)]
                 served = [Served(Path(data) / f"{number}-{index}", env) for index in range(count)]
-                try:
-                    with httpx.Client(base_url=served[0].url) as http:
-                        for path in streams:
-                            http.put(path.removesuffix("/samples"), json=STREAM)
-                    urls = [replica.url for replica in served]
-                    for batch in (1, 100):
-                        name = f"{label}, {batch} sample(s)"
-                        results.append(drive(name, urls, streams, batch, 8, seconds))
-                finally:
-                    for replica in served:
-                        replica.__exit__()
+                setups.append(Setup(label, served, streams, {}))
+                with httpx.Client(base_url=served[0].url) as http:
+                    for path in streams:
+                        http.put(path.removesuffix("/samples"), json=STREAM).raise_for_status()
+            for setup in setups:  # a first batch for every stream: Scalers cached, pools open
+                drive("warm-up", [r.url for r in setup.served], setup.streams, 1, 8, 1.0,
+                      setup.clock)  # fmt: skip
+            for _ in range(rounds):
+                for batch in (1, 100):
+                    for setup in setups:
+                        name = f"{setup.label}, {batch} sample(s)"
+                        pids = [replica.process.pid for replica in setup.served]
+                        cpu, busy = cpu_seconds(pids), machine_busy()
+                        result = drive(name, [r.url for r in setup.served], setup.streams,
+                                       batch, 8, seconds, setup.clock)  # fmt: skip
+                        cpu, busy = cpu_seconds(pids) - cpu, machine_busy() - busy
+                        runs.setdefault(name, []).append((result, cpu, busy))
     finally:
+        for setup in setups:
+            for replica in setup.served:
+                replica.__exit__()
         if server is not None:
             server.stop()
-    print(f"{'scenario (100 streams, 8 clients)':44s} {'req/s':>9s} {'samples/s':>10s} "
-          f"{'p50 ms':>8s} {'p99 ms':>8s}")  # fmt: skip
-    for result in results:
-        print(result.row())
+    print(f"{'scenario (100 streams, 8 clients)':38s} {'samples/s':>9s} {'p99 ms':>7s} "
+          f"{'replicas':>8s} {'machine':>7s} {'CPU/sample':>10s}  samples/s by round")  # fmt: skip
+    print(f"{'':38s} {'median':>9s} {'':>7s} {'(cores)':>8s} {'(cores)':>7s} {'(µs)':>10s}")
+    rates: dict[str, list[float]] = {}
+    for name, measured in runs.items():
+        rates[name] = [result.samples / result.seconds for result, _, _ in measured]
+        latencies = [latency for result, _, _ in measured for latency in result.latencies]
+        seconds_run = sum(result.seconds for result, _, _ in measured)
+        samples = sum(result.samples for result, _, _ in measured)
+        cores = sum(cpu for _, cpu, _ in measured) / seconds_run
+        machine = sum(busy for _, _, busy in measured) / seconds_run
+        per_sample = sum(cpu for _, cpu, _ in measured) / samples * 1e6
+        by_round = " ".join(f"{rate:.0f}" for rate in rates[name])
+        print(f"{name:38s} {np.median(rates[name]):9.0f} "
+              f"{np.percentile(latencies, 99) * 1000:7.1f} {cores:8.2f} {machine:7.2f} "
+              f"{per_sample:10.0f}  {by_round}")  # fmt: skip
     for batch in (1, 100):
-        rate = {r.name: r.samples / r.seconds for r in results}
-        one = rate[f"1 replica, PostgreSQL, {batch} sample(s)"]
-        two = rate[f"2 replicas, PostgreSQL, {batch} sample(s)"]
-        verdict = "met" if two > one else "NOT met"
-        print(f"{batch}-sample batches, 2 replicas / 1 on PostgreSQL: {two / one:.2f}; "
+        one = rates[f"1 replica, PostgreSQL, {batch} sample(s)"]
+        two = rates[f"2 replicas, PostgreSQL, {batch} sample(s)"]
+        ratios = [b / a for a, b in zip(one, two, strict=True)]
+        verdict = "met" if np.median(ratios) > 1 else "NOT met"
+        print(f"{batch}-sample batches, 2 replicas / 1 on PostgreSQL: median "
+              f"{np.median(ratios):.2f} (rounds: {' '.join(f'{r:.2f}' for r in ratios)}); "
               f"target > 1: {verdict}")  # fmt: skip
-    revision_check_cost()
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end")  # fmt: skip
 
 
 def main() -> None:
@@ -718,6 +757,7 @@ def main() -> None:
     parser.add_argument(
         "--database-url", help="PostgreSQL for replicas (default: a server of its own)"
     )
+    parser.add_argument("--rounds", type=int, default=3, help="replicas: (%(default)s)")
     args = parser.parse_args()
     chosen = args.only.split(",")
     unknown = set(chosen) - set(sections)
@@ -729,7 +769,7 @@ def main() -> None:
         "fuzz": lambda: fuzz(args.fuzz_examples),
         "bodies": bodies,
         "streams": lambda: streams(args.streams, max(args.seconds, 10.0)),
-        "replicas": lambda: replicas(args.seconds, args.database_url),
+        "replicas": lambda: replicas(args.seconds, args.rounds, args.database_url),
     }
     for section in sections:
         if section in chosen:

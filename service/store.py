@@ -296,14 +296,7 @@ class Store(ABC):
             ).fetchall()
             if not updated:
                 raise StaleRevision(stream_id)
-            with closing(db.cursor()) as cursor:
-                cursor.executemany(
-                    self._sql(
-                        f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    ),
-                    [(stream_id, *decision_row(d)) for d in decisions],
-                )
+            self._insert(db, stream_id, decisions)
             excess = updated[0][0] - retention
             if excess > 0:
                 self._run(
@@ -341,6 +334,17 @@ class Store(ABC):
             (stream_id, float("-inf") if since is None else since, limit),
         )
         return [Decision(*row) for row in rows]
+
+    def _insert(self, db: Any, stream_id: str, decisions: Sequence[Decision]) -> None:
+        """Insert the stream's ``decisions`` in the open transaction ``db``."""
+        with closing(db.cursor()) as cursor:
+            cursor.executemany(
+                self._sql(
+                    f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
+                [(stream_id, *decision_row(d)) for d in decisions],
+            )
 
     def _one(self, statement: str, params: Sequence[Any] = ()) -> Any:
         """The first row of a read, or ``None``."""
