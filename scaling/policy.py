@@ -18,6 +18,17 @@ CATCH_UP = 300.0
 # restart itself piles one up (processing stops while operators move), which the new count
 # drains; acting on it scales again and restarts again (FLINK-31318, keda#5008).
 QUIET = 60.0
+# Queueing delay, seconds, that the headroom of a job reporting its backlog keeps the noise
+# under: the SLO example of seed 002 (§5.3) and the latency bound of its threshold rule.
+LATENCY = 10.0
+# Chance that the noise alone takes the delay over ``latency`` after a restart (ln(1/RISK) =
+# 6.9): one in a thousand, since a second over the SLA may cost tens of operator-seconds.
+RISK = 0.001
+# Seconds looked ahead along the level's slope beyond the measured restart: what a ramp gains
+# before the filter follows it (changepoint declares a change of one capacity after 10-25
+# samples) and before the slope, smoothed over SLOPE_MEMORY, shows it. 0, 30 and 90 were
+# measured on the compare grid; 30 was the cheapest (docs/baselines.md).
+LEAD = 30.0
 
 
 class ThresholdPolicy:
@@ -37,6 +48,15 @@ class ThresholdPolicy:
 
     so a job that fell behind gets the capacity to catch up (the Flink autoscaler's target rate
     plus lag over catch-up duration), and headroom is a utilisation target (the HPA's 70 %).
+    For a job that reports its backlog (a queue), the Scaler also gives the arrivals' noise,
+    the level's slope and the measured restart time, and the demand becomes
+
+    .. math:: d = (\\bar v + \\max(0, \\dot v) (t_{\\text{lead}} + P) + h
+              + b / T_{\\text{catch-up}}) / u
+
+    a look-ahead along a rising level by the time a decision takes to add capacity, and the
+    ``headroom`` :math:`h` that keeps the noise from taking the queueing delay over
+    ``latency``.
 
     The policy is pure: it holds only its settings and depends on nothing else.
 
@@ -57,6 +77,12 @@ class ThresholdPolicy:
         Seconds in which a reported backlog should be drained, a number > 0 (default 300, the
         catch-up duration of the Flink autoscaler's documented examples), or ``None`` to ignore
         backlogs. Only samples that report a backlog are affected.
+    latency
+        Queueing delay, seconds (> 0, default 10), that the headroom keeps the noise under, with
+        a risk of one in a thousand; ``None``: no headroom for noise.
+    lead
+        Seconds (>= 0, default 30) to look ahead along a rising level, beyond the measured
+        restart: how far a ramp gets before the filter and its slope follow it.
 
     Integral floats (``2.0``) are accepted for the counts and stored as ``int``.
 
@@ -77,6 +103,8 @@ class ThresholdPolicy:
         utilisation: float = 1.0,
         catch_up: float | None = CATCH_UP,
         quiet: float = QUIET,
+        latency: float | None = LATENCY,
+        lead: float = LEAD,
     ) -> None:
         owner = type(self).__name__
         check_number(owner, "capacity", capacity, minimum=0, exclusive_minimum=True)
@@ -89,22 +117,81 @@ class ThresholdPolicy:
         if catch_up is not None:
             check_number(owner, "catch_up", catch_up, minimum=0, exclusive_minimum=True)
         check_number(owner, "quiet", quiet, minimum=0)
+        if latency is not None:
+            check_number(owner, "latency", latency, minimum=0, exclusive_minimum=True)
+        check_number(owner, "lead", lead, minimum=0)
         self.capacity = float(capacity)
         self.min_operators = int(min_operators)
         self.max_operators = None if max_operators is None else int(max_operators)
         self.utilisation = float(utilisation)
         self.catch_up = None if catch_up is None else float(catch_up)
         self.quiet = float(quiet)
+        self.latency = None if latency is None else float(latency)
+        self.lead = float(lead)
 
-    def demand(self, filtered: float, backlog: float | None = None) -> float:
-        """The volume to provision for: ``(filtered + backlog / catch_up) / utilisation``.
+    def demand(
+        self,
+        filtered: float,
+        backlog: float | None = None,
+        *,
+        noise: float | None = None,
+        slope: float | None = None,
+        restart: float = 0.0,
+    ) -> float:
+        """The volume to provision for, tuples/s (see the class docstring).
+
+        ``backlog`` (tuples) is drained over ``catch_up``; ``slope`` (tuples/s per second) is
+        looked ahead along for ``lead + restart`` seconds when positive; ``noise`` (the
+        arrivals' per-second deviation, tuples/s) adds ``headroom``; ``restart`` is the seconds
+        a scaling operation takes to add capacity. Each is left out when ``None`` (``restart``:
+        0).
 
         >>> ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0).demand(300.0, 1200.0)
         400.0
+        >>> policy = ThresholdPolicy(capacity=50.0, lead=20.0)
+        >>> policy.demand(300.0, slope=0.5, restart=10.0)  # 300 + 0.5 x (20 + 10)
+        315.0
         """
+        if slope is not None and slope > 0.0:
+            filtered += slope * (self.lead + restart)
+        if noise is not None:
+            filtered += self.headroom(filtered, noise, restart)
         if backlog and self.catch_up is not None:
             filtered += backlog / self.catch_up
         return filtered / self.utilisation
+
+    def headroom(self, volume: float, noise: float, restart: float = 0.0) -> float:
+        """Spare capacity h, tuples/s, that keeps a noisy queue's delay under ``latency``.
+
+        Arrivals of mean :math:`v` = ``volume`` and per-second deviation :math:`\\sigma` =
+        ``noise`` served at :math:`C = v + h` make the backlog a random walk drifting down by
+        :math:`h` per second. A scaling operation stops processing for :math:`P` = ``restart``
+        seconds, leaving a backlog of about :math:`P v`; the delay exceeds :math:`L` =
+        ``latency`` once the backlog reaches :math:`L C`. A Brownian motion with drift
+        :math:`-h` and variance :math:`\\sigma^2` per second ever climbs by :math:`x` with
+        probability :math:`e^{-2 h x / \\sigma^2}`; setting that to ``RISK`` for
+        :math:`x = L(v + h) - P v` gives
+
+        .. math:: L h^2 + (L - P) v h = \\sigma^2 \\ln(1/\\text{RISK}) / 2
+
+        whose positive root is returned (with :math:`P = 0`, the stationary tail of the
+        reflected walk, :math:`P(B > LC) = \\text{RISK}`). It grows with the noise's variance,
+        shrinks with the load (a large stage absorbs the same burst in less time), and covers
+        the restart's own backlog (:math:`(P - L) v / L` when :math:`P > L`, even without
+        noise). 0 with ``latency=None``.
+
+        >>> policy = ThresholdPolicy(capacity=50.0)
+        >>> round(policy.headroom(400.0, 114.0), 1), round(policy.headroom(400.0, 114.0, 8.0), 1)
+        (10.9, 38.0)
+        >>> policy.headroom(400.0, 0.0, 8.0), policy.headroom(400.0, 0.0, 12.0)
+        (0.0, 80.0)
+        """
+        if self.latency is None:
+            return 0.0
+        latency, volume = self.latency, max(volume, 0.0)
+        spread = noise * noise * math.log(1.0 / RISK) / 2.0
+        slack = (latency - restart) * volume
+        return (math.sqrt(slack * slack + 4.0 * latency * spread) - slack) / (2.0 * latency)
 
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (tuples/s, finite), within the bounds."""
@@ -139,6 +226,10 @@ class ThresholdPolicy:
             spec["catch_up"] = self.catch_up
         if self.quiet != QUIET:
             spec["quiet"] = self.quiet
+        if self.latency != LATENCY:
+            spec["latency"] = self.latency
+        if self.lead != LEAD:
+            spec["lead"] = self.lead
         return spec
 
     def __eq__(self, other: object) -> bool:

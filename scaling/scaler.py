@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,11 @@ from scaling.guards import Guard, make_guard
 from scaling.policy import ThresholdPolicy
 
 _SPEC_KEYS = {"filter", "policy", "guards"}
+# Seconds over which the slope of the filtered volume is smoothed: a changepoint level moves in
+# steps, and a ramp shows as several of them within a minute.
+SLOPE_MEMORY = 60.0
+# Share of the running capacity under which a job with work waiting counts as restarting.
+_RESTARTING = 0.5
 
 
 def default_spec(capacity: float) -> dict[str, Any]:
@@ -49,9 +55,24 @@ def _policy(settings: object) -> ThresholdPolicy:
     return ThresholdPolicy(**settings)
 
 
-def _demand_terms(policy: ThresholdPolicy, backlog: float | None) -> str:
+def _demand_terms(
+    policy: ThresholdPolicy,
+    filtered: float,
+    backlog: float | None,
+    noise: float | None = None,
+    slope: float | None = None,
+    restart: float = 0.0,
+) -> str:
     """How the demand differs from the filtered volume, for a decision's reason."""
     terms = ""
+    ahead = policy.lead + restart
+    if slope is not None and slope > 0.0 and ahead > 0.0:
+        terms += f" + slope {slope:.3g}/s x {ahead:g} s"
+        filtered += slope * ahead
+    if noise is not None:
+        headroom = policy.headroom(filtered, noise, restart)
+        if headroom > 0.0:
+            terms += f" + headroom {headroom:.1f} (noise {noise:.1f}, restart {restart:g} s)"
     if backlog and policy.catch_up is not None:
         terms += f" + backlog {backlog:g} / {policy.catch_up:g} s"
     if policy.utilisation != 1.0:
@@ -67,7 +88,12 @@ class Scaler:
     1. refuses a ``volume`` that is not a finite number >= 0, or a ``t`` that is not a finite
        number greater than the previous ``t`` (``ValueError``, and nothing changes);
     2. filters it, ``filtered = filter.update(volume)``;
-    3. asks the policy, ``target = policy.needed(filtered)``;
+    3. asks the policy, ``target = policy.needed(policy.demand(filtered, ...))``: for a sample
+       that reports a ``backlog`` (a queue), the demand also looks ahead along the filtered
+       volume's slope (smoothed over ``SLOPE_MEMORY`` seconds), adds the headroom for the
+       filter's own noise estimate (``sigma``, where the filter has one) and the restart time
+       measured from the reports, and drains the backlog (``ThresholdPolicy.demand``); a
+       volume-only sample asks for ``policy.needed(filtered)``, the paper's threshold;
     4. applies each guard in order, each to the previous one's output;
     5. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
     6. tells each guard what happened (``record``) and returns a ``Decision``.
@@ -132,6 +158,9 @@ class Scaler:
         self._operators = int(operators)
         self._last_t: float | None = None
         self._changed_at: float | None = None  # t of the last change of the running count
+        self._filtered: float | None = None  # the last filtered volume
+        self._slope = 0.0  # its rate of change, tuples/s per second, smoothed over SLOPE_MEMORY
+        self._restart = 0.0  # longest seen from a scaling decision until processing resumed, s
 
     @property
     def operators(self) -> int:
@@ -154,7 +183,10 @@ class Scaler:
         operators actually running now: the decision and every guard reason from it instead of
         from the last decision, which may not have been applied) and ``processed`` (records/s
         processed, kept in the decision). Each is refused unless finite and >= 0 (``running``
-        an integer), and nothing changes then.
+        an integer), and nothing changes then. A sample with ``running`` and ``processed``
+        measures the restart: the longest time from a change of the running count to the last
+        sample, within the quiet period, in which the job had more than a second of work
+        waiting and processed under half of its capacity.
         """
         check_number("Scaler", "volume", volume, minimum=0)
         check_number("Scaler", "t", t)
@@ -168,6 +200,11 @@ class Scaler:
         volume, t = float(volume), float(t)
         filtered = self.filter.update(volume)
         spread = self.filter.spread
+        if self._filtered is not None and self._last_t is not None:
+            elapsed = t - self._last_t
+            weight = 1.0 - math.exp(-elapsed / SLOPE_MEMORY)
+            self._slope += weight * ((filtered - self._filtered) / elapsed - self._slope)
+        self._filtered = filtered
         previous = self._operators if running is None else int(running)
         if previous != self._operators:  # a change made elsewhere (or not made) counts too
             self._changed_at = t
@@ -175,15 +212,28 @@ class Scaler:
         # Right after a scaling operation a reported backlog is mostly the restart's own: it
         # neither raises the count nor, by its absence, lowers it until the quiet period ends.
         since = None if self._changed_at is None else t - self._changed_at
+        queue: dict[str, Any] = {}
+        if backlog is not None:
+            capacity = previous * policy.capacity
+            # Work was waiting but under half of it was processed: still restarting. The
+            # longest restart seen is what the next operation is planned to cost.
+            restarting = processed is not None and processed < _RESTARTING * capacity < backlog
+            if restarting and since is not None and since < policy.quiet:
+                self._restart = max(self._restart, since)
+            # Only a job that reports its backlog is sized as a queue; without one, the paper's
+            # threshold on the level. The noise is the filter's own estimate, where it has one.
+            noise = getattr(self.filter, "sigma", None)
+            queue = {"noise": noise, "slope": self._slope, "restart": self._restart}
         settling = backlog is not None and since is not None and since < policy.quiet
-        demand = policy.demand(filtered, None if settling else backlog)
+        demand = policy.demand(filtered, None if settling else backlog, **queue)
         if spread is not None:
             spread /= policy.utilisation
         target = policy.needed(demand)
         relation = ">" if target > previous else "<" if target < previous else "="
         wanted = f"filtered {filtered:.1f}"
         if demand != filtered:
-            wanted = f"demand {demand:.1f} ({wanted}{_demand_terms(policy, backlog)})"
+            terms = _demand_terms(policy, filtered, None if settling else backlog, **queue)
+            wanted = f"demand {demand:.1f} ({wanted}{terms})"
         reasons = [f"{wanted} needs {target} {relation} {previous}"]
         given = []
         for guard in self.guards:
@@ -278,6 +328,9 @@ class Scaler:
             "operators": self._operators,
             "t": self._last_t,
             "changed_at": self._changed_at,
+            "filtered": self._filtered,
+            "slope": self._slope,
+            "restart": self._restart,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -286,18 +339,20 @@ class Scaler:
         Raises ``ValueError``, and changes nothing, when the spec differs or any part of the
         state is malformed.
         """
-        fields = ["spec", "filter", "guards", "operators", "t", "changed_at"]
-        # States saved before "changed_at" existed load as if nothing changed since.
-        if isinstance(state, dict) and set(state) == set(fields[:-1]):
-            state = {**state, "changed_at": None}
-        if not isinstance(state, dict) or set(state) != set(fields):
-            raise ValueError(f"state must be a dict with the keys {fields}")
+        fields = ["spec", "filter", "guards", "operators", "t"]
+        # Fields added later, and what a state saved before them loads as: nothing changed,
+        # no level seen, no slope, no restart measured.
+        later = {"changed_at": None, "filtered": None, "slope": 0.0, "restart": 0.0}
+        if not isinstance(state, dict) or not set(fields) <= set(state) <= {*fields, *later}:
+            raise ValueError(f"state must be a dict with the keys {fields + list(later)}")
+        state = {**later, **state}
         if state["spec"] != self.spec:
             raise ValueError(f"state was taken from {state['spec']!r}, not from {self.spec!r}")
         check_number("Scaler", "operators", state["operators"], minimum=0, integer=True)
-        for field in ("t", "changed_at"):
+        for field in ("t", "changed_at", "filtered", "slope"):
             if state[field] is not None:
                 check_number("Scaler", field, state[field])
+        check_number("Scaler", "restart", state["restart"], minimum=0)
         guard_states = state["guards"]
         if not isinstance(guard_states, list | tuple) or len(guard_states) != len(self.guards):
             raise ValueError(f"state has guards={guard_states!r}, one state per guard expected")
@@ -313,3 +368,6 @@ class Scaler:
         self._operators = int(state["operators"])
         self._last_t = None if state["t"] is None else float(state["t"])
         self._changed_at = None if state["changed_at"] is None else float(state["changed_at"])
+        self._filtered = None if state["filtered"] is None else float(state["filtered"])
+        self._slope = float(state["slope"])
+        self._restart = float(state["restart"])

@@ -7,7 +7,7 @@ from typing import Any
 
 from filters.base import Configurable, reject
 from scaling.baselines.observation import Observation
-from scaling.policy import CATCH_UP, QUIET
+from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET
 from scaling.scaler import Scaler
 
 
@@ -27,7 +27,7 @@ class ScalerPolicy(Configurable):
         Denoiser spec, e.g. ``"tvd"`` or ``{"name": "moving_median", "w": 120}``; ``None``: the
         default (``scaling.default_spec``: ``changepoint`` and, unless ``guards`` are given, the
         ``confidence`` guard).
-    capacity, min_operators, max_operators, utilisation, catch_up, quiet
+    capacity, min_operators, max_operators, utilisation, catch_up, quiet, latency, lead
         The ``ThresholdPolicy``.
     guards
         Guard specs, applied in order; ``None``: none, or the default's with ``filter=None``.
@@ -58,11 +58,13 @@ class ScalerPolicy(Configurable):
         utilisation: float = 1.0,
         catch_up: float | None = CATCH_UP,
         quiet: float = QUIET,
+        latency: float | None = LATENCY,
+        lead: float = LEAD,
         reported: bool = False,
     ) -> None:
         policy: dict[str, Any] = {"capacity": capacity, "min_operators": min_operators}
         policy |= {"max_operators": max_operators, "utilisation": utilisation}
-        policy |= {"catch_up": catch_up, "quiet": quiet}
+        policy |= {"catch_up": catch_up, "quiet": quiet, "latency": latency, "lead": lead}
         spec: dict[str, Any] = {"policy": policy}
         if filter is not None:
             spec["filter"] = {"name": filter} if isinstance(filter, str) else dict(filter)

@@ -95,3 +95,36 @@ def test_invalid_settings_are_refused_naming_parameter_value_and_rule(
 def test_non_finite_volume_is_refused() -> None:
     with pytest.raises(ValueError, match="volume=nan is not allowed"):
         ThresholdPolicy(capacity=50.0).needed(float("nan"))
+
+
+def test_headroom_keeps_the_noise_under_the_latency_after_a_restart() -> None:
+    policy = ThresholdPolicy(capacity=50.0)  # latency 10 s, risk one in a thousand
+    # 10 h^2 + 10 x 400 h = 114^2 ln(1000) / 2, and with an 8 s restart 10 h^2 + 2 x 400 h = ...
+    assert policy.headroom(400.0, 114.0) == pytest.approx(10.92, abs=0.01)
+    assert policy.headroom(400.0, 114.0, restart=8.0) == pytest.approx(38.03, abs=0.01)
+    # More noise, more headroom; more load absorbs the same noise with less.
+    assert policy.headroom(400.0, 228.0) > 3.5 * policy.headroom(400.0, 114.0)
+    assert policy.headroom(800.0, 114.0) < policy.headroom(400.0, 114.0)
+    # A restart longer than the latency bound needs capacity for its backlog even without noise:
+    # 12 s x 400 tuples/s drained by 400 + 80 tuples/s is a delay of exactly 10 s.
+    assert policy.headroom(400.0, 0.0, restart=12.0) == pytest.approx(80.0)
+    assert ThresholdPolicy(capacity=50.0, latency=None).headroom(400.0, 114.0, 8.0) == 0.0
+
+
+def test_look_ahead_only_along_a_rising_level() -> None:
+    policy = ThresholdPolicy(capacity=50.0, lead=20.0)
+    assert policy.demand(300.0, slope=1.5, restart=10.0) == 345.0  # 300 + 1.5 x 30
+    assert policy.demand(300.0, slope=-1.5, restart=10.0) == 300.0
+    assert ThresholdPolicy(capacity=50.0, lead=0.0).demand(300.0, slope=1.5) == 300.0
+
+
+def test_new_settings_appear_in_the_spec_only_when_not_default() -> None:
+    default = ThresholdPolicy(capacity=50.0)
+    assert set(default.spec) == {"capacity", "min_operators", "max_operators"}
+    custom = ThresholdPolicy(capacity=50.0, latency=30.0, lead=0.0)
+    assert custom.spec["latency"] == 30.0 and custom.spec["lead"] == 0.0
+    assert ThresholdPolicy(**custom.spec) == custom
+    with pytest.raises(ValueError, match="latency=0.0 is not allowed"):
+        ThresholdPolicy(capacity=50.0, latency=0.0)
+    with pytest.raises(ValueError, match="lead=-1.0 is not allowed"):
+        ThresholdPolicy(capacity=50.0, lead=-1.0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import re
 
 import numpy as np
 import pytest
@@ -327,7 +329,8 @@ def test_bad_reports_are_refused_and_change_nothing(field: str, value: float, me
 
 
 def test_a_backlog_right_after_a_scaling_operation_is_ignored_for_the_quiet_period() -> None:
-    policy = ThresholdPolicy(capacity=50.0, catch_up=60.0, quiet=30.0)
+    # No look-ahead: the jump from 300 to 350 would otherwise read as a ramp.
+    policy = ThresholdPolicy(capacity=50.0, catch_up=60.0, quiet=30.0, lead=0.0)
     scaler = Scaler(make_filter("raw"), policy, operators=6)
     assert scaler.observe(300.0, 0.0, backlog=0.0).operators == 6
     assert scaler.observe(350.0, 10.0, backlog=0.0).operators == 7  # a change at t = 10
@@ -348,3 +351,74 @@ def test_a_backlog_right_after_a_scaling_operation_is_ignored_for_the_quiet_peri
     restored = Scaler(make_filter("raw"), policy)
     restored.load_state_dict(old)  # saved before changed_at existed: loads as "no change"
     assert restored.observe(350.0, 102.0, backlog=2400.0).operators == 8
+
+
+def test_a_job_reporting_its_backlog_is_sized_ahead_of_a_ramp() -> None:
+    # Only a job that reports its backlog is sized as a queue: a volume-only stream keeps the
+    # paper's threshold on the same ramp.
+    policy = ThresholdPolicy(capacity=50.0, lead=30.0, latency=None, quiet=0.0)
+    ramp = [(float(t), 300.0 + 2.0 * t) for t in range(121)]  # 2 tuples/s per second
+    queue = Scaler(make_filter("raw"), policy, operators=6)
+    volume_only = Scaler(make_filter("raw"), policy, operators=6)
+    for t, volume in ramp:
+        ahead = queue.observe(volume, t, backlog=0.0)
+        plain = volume_only.observe(volume, t)
+    assert plain.operators == 11  # ceil(540 / 50)
+    # The slope, smoothed over a minute, is 2 x (1 - e^-2) after two: 540 + 1.73 x 30 = 592.
+    assert ahead.operators == 12
+    assert "slope 1.73/s x 30 s" in ahead.reason
+    # A falling level is not looked ahead along: a scale-down waits for the level itself.
+    for t in range(121, 180):
+        ahead = queue.observe(540.0 - 2.0 * (t - 120), float(t), backlog=0.0)
+    assert ahead.operators == math.ceil((540.0 - 2.0 * 59) / 50.0)
+    assert "slope" not in ahead.reason
+
+
+def test_headroom_grows_with_the_noise_and_covers_the_measured_restart() -> None:
+    policy = ThresholdPolicy(capacity=50.0, lead=0.0, catch_up=None, quiet=30.0)
+    rng = np.random.default_rng(3)
+    quiet = Scaler(make_filter("changepoint", resolution=50.0), policy, operators=8)
+    noisy = Scaler(make_filter("changepoint", resolution=50.0), policy, operators=8)
+    for t in range(300):
+        calm = quiet.observe(380.0 + rng.normal(0.0, 10.0), float(t), backlog=0.0)
+        loud = noisy.observe(max(0.0, 380.0 + rng.normal(0.0, 150.0)), float(t), backlog=0.0)
+    # sigma 10: h = 0.1 tuples/s; sigma 150: h = 19.5 = the root of 10 h^2 + 3800 h =
+    # 150^2 ln(1000) / 2. Both estimates come from the filter's own noise estimate.
+    assert calm.operators == 8 and "headroom 0.1" in calm.reason
+    found = re.search(r"headroom ([0-9.]+) \(noise ([0-9.]+)", loud.reason)
+    assert found is not None and loud.operators == 9, loud.reason
+    headroom, noise = float(found[1]), float(found[2])
+    assert 120.0 < noise < 180.0  # the filter's estimate of 150
+    assert headroom == pytest.approx(policy.headroom(loud.filtered, noise), abs=0.1)
+    assert policy.headroom(380.0, 150.0) == pytest.approx(19.45, abs=0.01)
+    # A restart is measured from what the job reports: after a scaling operation it had work
+    # waiting and processed nothing for 8 s. The headroom then also drains that restart's
+    # backlog before the noise takes the delay over 10 s.
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    assert scaler.observe(420.0, 0.0, backlog=0.0, running=8, processed=380.0).operators == 9
+    for t in range(1, 9):
+        scaler.observe(420.0, float(t), backlog=420.0 * t, running=9, processed=0.0)
+    scaler.observe(420.0, 9.0, backlog=3300.0, running=9, processed=450.0)
+    assert scaler.state_dict()["restart"] == 8.0  # the last second without processing
+    assert policy.headroom(420.0, 0.0, 8.0) == 0.0  # no noise, and 8 s < 10 s: no headroom
+    assert policy.headroom(420.0, 100.0, 8.0) > 3.0 * policy.headroom(420.0, 100.0)  # 30 vs 8
+
+
+def test_the_queue_state_round_trips_and_old_states_load() -> None:
+    policy = ThresholdPolicy(capacity=50.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    for t in range(30):
+        scaler.observe(400.0 + 3.0 * t, float(t), backlog=100.0, running=8, processed=400.0)
+    state = json.loads(json.dumps(scaler.state_dict()))
+    assert state["slope"] > 0.0 and state["filtered"] == 487.0
+    restored = Scaler(make_filter("raw"), policy, operators=8)
+    restored.load_state_dict(state)
+    assert restored.observe(600.0, 30.0, backlog=0.0) == scaler.observe(600.0, 30.0, backlog=0.0)
+    old = {key: state[key] for key in ("spec", "filter", "guards", "operators", "t")}
+    fresh = Scaler(make_filter("raw"), policy, operators=8)
+    fresh.load_state_dict(old)  # saved before the queue fields existed
+    assert fresh.state_dict()["slope"] == 0.0 and fresh.state_dict()["restart"] == 0.0
+    with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
+        fresh.load_state_dict({**state, "restart": -1.0})
+    with pytest.raises(ValueError, match="state must be a dict with the keys"):
+        fresh.load_state_dict({**state, "unknown": 1})
