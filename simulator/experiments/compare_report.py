@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from simulator.experiments.cells import summarize
 from simulator.experiments.compare import (
     COMPARE_COLUMNS,
     COMPARE_METRICS,
@@ -49,7 +51,7 @@ def run_compare(cells: Sequence[CompareCell], out: Path, spark: Any) -> list[dic
     write_csv(out / "compare.csv", rows, ["cell_id", *COMPARE_COLUMNS])
     columns = [*by, "n", *(f"{m}{s}" for m in COMPARE_METRICS for s in ("", "_ci"))]
     write_csv(out / "summary.csv", summary, columns)
-    (out / "compare.md").write_text(compare_report(summary), encoding="utf-8")
+    (out / "compare.md").write_text(compare_report(summary, rows), encoding="utf-8")
     for workload in dict.fromkeys(row["workload"] for row in summary):
         plot_tradeoff(out / f"compare_{_file_name(workload)}.png", workload, summary)
     if cells:
@@ -63,8 +65,13 @@ def run_compare(cells: Sequence[CompareCell], out: Path, spark: Any) -> list[dic
     return summary
 
 
-def compare_report(summary: Sequence[Mapping[str, Any]]) -> str:
-    """Markdown: per workload and SNR, every policy's means, cheapest first, with the winner."""
+def compare_report(
+    summary: Sequence[Mapping[str, Any]], runs: Sequence[Mapping[str, Any]] = ()
+) -> str:
+    """Markdown: per workload and SNR, every policy's means, cheapest first, with the winner.
+
+    ``runs`` (one row per run) give the standing table its intervals at each price.
+    """
     parts = [
         "# steadyscale against the baselines",
         "Queue model (simulator.model.queue): arrivals = the noisy volume; 50 tuples/s per "
@@ -74,7 +81,7 @@ def compare_report(summary: Sequence[Mapping[str, Any]]) -> str:
         "operator-seconds + 5 × SLA s. Means over seeds (± 95 % half-width of the cost).",
     ]
     if any(row["policy"] == DEFAULT_POLICY for row in summary):
-        parts += ["## Where the default stands", standing_table(summary)]
+        parts += ["## Where the default stands", standing_table(summary, runs=runs)]
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for row in summary:
         groups.setdefault((row["workload"], row["snr"], row["definition"]), []).append(row)
@@ -100,17 +107,27 @@ def standing_table(
     summary: Sequence[Mapping[str, Any]],
     policy: str = DEFAULT_POLICY,
     prices: Sequence[float] = (5.0, 50.0),
+    runs: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """Per workload and SNR: ``policy``'s cost over the cheapest policy's at each price of an
     SLA second (the cheapest named), whether it is the cheapest or within the cheapest's 95 %
     interval, and its SLA seconds against the HPA's.
 
     At a price ``c`` per SLA second, a row's cost is its ``cost`` + (c − 5) × ``sla_seconds``
-    (``cost`` is priced at 5); the interval used is the cheapest's ``cost_ci``.
+    (``cost`` is priced at 5). The interval is the 95 % half-width of that priced cost over the
+    ``runs`` (one row per seed) when they are given; without them, the cheapest's ``cost_ci``,
+    which is exact at 5 only (a price that weighs SLA seconds more widens the interval by
+    their spread).
     """
     groups: dict[tuple[Any, ...], dict[str, Mapping[str, Any]]] = {}
     for row in summary:
         groups.setdefault((row["workload"], row["snr"]), {})[row["policy"]] = row
+    intervals: dict[tuple[Any, ...], float] = {}
+    for price in prices if runs else ():
+        priced = [{**run, "priced": _priced(run, price)} for run in runs]
+        for entry in summarize(priced, by=("workload", "snr", "policy"), metrics=("priced",)):
+            key = (entry["workload"], entry["snr"], entry["policy"], price)
+            intervals[key] = entry["priced_ci"]
     lines, wins = [], dict.fromkeys(prices, 0)
     for (workload, snr), rows in groups.items():
         if policy not in rows:
@@ -118,17 +135,12 @@ def standing_table(
         mine = rows[policy]
         cells = [workload, f"{snr:g}"]
         for price in prices:
-
-            def cost(row: Mapping[str, Any], price: float = price) -> float:
-                return float(row["cost"]) + (price - COST_MODEL.per_under_second) * float(
-                    row["sla_seconds"]
-                )
-
-            best = min(rows.values(), key=cost)
-            tied = cost(mine) <= cost(best) + float(best["cost_ci"])
+            best = min(rows.values(), key=partial(_priced, price=price))
+            interval = intervals.get((workload, snr, best["policy"], price), float(best["cost_ci"]))
+            tied = _priced(mine, price) <= _priced(best, price) + interval
             wins[price] += tied
             verdict = "cheapest" if best is mine else "within" if tied else best["policy"]
-            cells.append(f"{cost(mine) / cost(best):.3f} ({verdict})")
+            cells.append(f"{_priced(mine, price) / _priced(best, price):.3f} ({verdict})")
         hpa = rows.get("hpa")
         cells.append(f"{mine['sla_seconds']:.0f} / {hpa['sla_seconds']:.0f}" if hpa else "–")
         lines.append(cells)
@@ -141,6 +153,12 @@ def standing_table(
         for price, count in wins.items()
     )
     return summary_line + ".\n\n" + markdown_table(headers, lines)
+
+
+def _priced(row: Mapping[str, Any], price: float) -> float:
+    """A row's cost with an SLA second at ``price`` instead of the cost model's."""
+    extra = price - COST_MODEL.per_under_second
+    return float(row["cost"]) + extra * float(row["sla_seconds"])
 
 
 def plot_tradeoff(path: Path, workload: str, summary: Sequence[Mapping[str, Any]]) -> None:

@@ -134,3 +134,23 @@ def test_the_standing_table_prices_sla_seconds_and_names_who_wins() -> None:
     assert (
         "at 5 per SLA second `steadyscale` is the cheapest or within its interval in 1 of 1" in text
     )
+
+
+def test_the_interval_at_another_price_is_that_of_the_priced_cost_over_the_seeds() -> None:
+    def run(policy: str, seed: int, cost: float, sla: float) -> dict[str, object]:
+        return {"workload": "paper", "snr": 1.0, "policy": policy, "seed": seed, "cost": cost,
+                "sla_seconds": sla}  # fmt: skip
+
+    # ds2 is cheaper on average at 50 (1000 + 45 x 40 = 2800 against 2000 + 45 x 25 = 3125),
+    # but its SLA seconds vary from seed to seed (0 and 80), so steadyscale is within its
+    # interval at 50; at 5 ds2's cost varies by 20 only (interval 127), and it is not.
+    runs = [run("ds2", 1, 990.0, 0.0), run("ds2", 2, 1010.0, 80.0)]
+    runs += [run("steadyscale", 1, 1990.0, 25.0), run("steadyscale", 2, 2010.0, 25.0)]
+    summary = [
+        {**runs[0], "cost": 1000.0, "sla_seconds": 40.0, "cost_ci": 127.1},
+        {**runs[2], "cost": 2000.0, "sla_seconds": 25.0, "cost_ci": 127.1},
+    ]
+    with_runs = standing_table(summary, runs=runs)
+    assert "| paper | 1 | 2.000 (ds2) | 1.116 (within) |" in with_runs
+    # Without the runs, the interval at 5 stands in at 50 too, and is far too narrow there.
+    assert "| paper | 1 | 2.000 (ds2) | 1.116 (ds2) |" in standing_table(summary)
