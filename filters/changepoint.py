@@ -212,7 +212,15 @@ class ChangePoint(Denoiser):
         if previous is None:
             self._restart(x, 1.0, zero)
             return x
-        sigma = self._learn_noise(abs(x - previous))
+        # Noise: the winsorised mean absolute first difference, as a Gaussian deviation.
+        self._differences = differences = self._differences + 1
+        difference = x - previous if x > previous else previous - x
+        if differences > _WARM_UP and difference > _WINSOR_DIFFERENCE * self._sigma:
+            difference = _WINSOR_DIFFERENCE * self._sigma
+        self._noise += (difference - self._noise) / (
+            differences if differences < _NOISE_MEMORY else _NOISE_MEMORY
+        )
+        self._sigma = sigma = self._noise * _TO_SIGMA
         if sigma == 0.0:
             # Noise-free so far: any difference from the level is a change.
             if x != self._level:
@@ -224,7 +232,8 @@ class ChangePoint(Denoiser):
         if allowance > clip / 2.0:
             allowance = clip / 2.0
         # The CUSUMs test the recent level: a change is a departure from where the level is now.
-        z = (x - self._recent_level) / sigma
+        recent_level = self._recent_level
+        z = (x - recent_level) / sigma
         z = clip if z > clip else -clip if z < -clip else z
         # Two one-sided CUSUMs; each remembers the samples since it last left 0.
         rise = self._rise + z - allowance
@@ -247,28 +256,30 @@ class ChangePoint(Denoiser):
         if rise > threshold or fall > threshold:
             count = self._rise_count if rise >= fall else self._fall_count
             window = list(self._recent)[-int(min(count, _RECENT)) :]
-            since = _change_start(window, self._recent_level, math.ceil(threshold / clip))
+            since = _change_start(window, recent_level, math.ceil(threshold / clip))
             self._restart(sum(since), float(len(since)), float(since.count(0.0)))
             return self._output()
-        keep = 1.0 - 1.0 / self.memory
+        memory = self.memory
+        horizon = _DRIFT_LOOKS * memory
+        keep = 1.0 - 1.0 / memory
         recent = self._recent_weight * keep
         recent2 = self._recent_weight2 * keep * keep
         count = self._weight
         level = self._level
-        recent_level = self._recent_level
         if -clip < z < clip:
             residual = x - recent_level
-            horizon = _DRIFT_LOOKS * self.memory
-            steps = horizon if self._differences > horizon else self._differences
+            steps = horizon if differences > horizon else differences
             self._covariance += (residual * self._residual - self._covariance) / steps
             self._residual = residual
             count += 1.0
             level += (x - level) / count
-            self._zeros += (zero - self._zeros) / count
             recent += 1.0
             recent2 += 1.0
             recent_level += (x - recent_level) / recent
-            self._recent_zeros += (zero - self._recent_zeros) / recent
+            if zero or self._zeros:
+                self._zeros += (zero - self._zeros) / count
+            if zero or self._recent_zeros:
+                self._recent_zeros += (zero - self._recent_zeros) / recent
             self._weight = count
             self._level = level
             self._recent_level = recent_level
@@ -278,10 +289,16 @@ class ChangePoint(Denoiser):
         noise = recent2 / (recent * recent) - 1.0 / count
         noise = noise * sigma * sigma if noise > 0.0 else 0.0
         difference = recent_level - level
-        horizon = _DRIFT_LOOKS * self.memory
-        memory = horizon if count > horizon else count
-        self._drift += (difference * difference - noise - self._drift) / memory
-        return self._output()
+        drift = self._drift
+        drift += (difference * difference - noise - drift) / (horizon if count > horizon else count)
+        self._drift = drift
+        if drift <= 0.0:
+            mean, zeros = level, self._zeros
+        else:
+            share = drift / (drift + noise)
+            mean = level + share * difference
+            zeros = self._zeros + share * (self._recent_zeros - self._zeros)
+        return mean if zeros == 0.0 else _censored(mean, zeros)[0]
 
     def _blend(self) -> tuple[float, float, float]:
         """The level, its share of zeros and its variance in units of sigma^2.
@@ -314,15 +331,6 @@ class ChangePoint(Denoiser):
         if zeros == 0.0:
             return mean
         return _censored(mean, zeros)[0]
-
-    def _learn_noise(self, difference: float) -> float:
-        """Take one absolute first difference; return the noise deviation estimate."""
-        self._differences = count = self._differences + 1
-        if count > _WARM_UP:
-            difference = min(difference, _WINSOR_DIFFERENCE * self._sigma)
-        self._noise += (difference - self._noise) / min(count, _NOISE_MEMORY)
-        self._sigma = self._noise * _TO_SIGMA
-        return self._sigma
 
     def _import_state(self, values: dict[str, Any]) -> None:
         # Field names are checked by the generic import; the values are checked here, so that a
