@@ -5,7 +5,7 @@ Sections (``--only`` picks some; all by default):
 
 * ``throughput``: `steadyscale serve` and a bare FastAPI app whose POST handler does nothing
   (the ceiling: HTTP, JSON and the framework, no filtering, no storage), one uvicorn worker
-  each; client threads (httpx, keep-alive) post for ``--seconds`` per scenario. Targets:
+  each; client threads (http.client, keep-alive) post for ``--seconds`` per scenario. Targets:
   1-sample POSTs at >= 50 % of the bare endpoint's request rate; >= 20,000 samples/s with
   100-sample batches.
 * ``attack``: about 140 hand-made bad requests (bodies, values, ids, methods, headers). Target:
@@ -21,13 +21,14 @@ Sections (``--only`` picks some; all by default):
   bounded (the Scaler cache keeps 1,024).
 * ``replicas`` (issue 15): one replica on SQLite, one on PostgreSQL, two on one PostgreSQL, in
   one run: 100 streams, 1-sample and 100-sample batches, 8 client threads spread over the
-  replicas; samples/s and p99. PostgreSQL is ``--database-url``'s, else a server started from
-  the local binaries as the tests do (tests/service/conftest.py). Target: two replicas deliver
-  more than one on the same database.
+  replicas, the setups interleaved in ``--rounds`` rounds; samples/s (median of the rounds),
+  p99, the CPU the replicas and the machine used. PostgreSQL is ``--database-url``'s, else a
+  server started from the local binaries as the tests do (tests/service/conftest.py). Target:
+  two replicas deliver more than one on the same database.
 
     .venv/bin/python -m benchmarks.service                     # everything, about 3 minutes
     .venv/bin/python -m benchmarks.service --only attack,bodies --seconds 2
-    .venv/bin/python -m benchmarks.service --only replicas
+    .venv/bin/python -m benchmarks.service --only replicas --seconds 5 --rounds 5
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ def drive(
             clock.setdefault(path, 0)
         local: list[float] = []
         sent = 0
-        # http.client, keep-alive: a load generator about a third as heavy as httpx, which
+        # http.client, keep-alive: a load generator about a quarter as heavy as httpx, which
         # shares the machine's cores with the servers it measures.
         address = httpx.URL(urls[k % len(urls)])
         connection = HTTPConnection(address.host, address.port, timeout=30.0)
