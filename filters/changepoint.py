@@ -50,8 +50,9 @@ class ChangePoint(Denoiser):
        (a running mean while fewer have arrived, an exponential one after), scaled to a
        Gaussian deviation. Differencing removes the level and the winsorising removes the jumps
        and spikes, so neither inflates it; O(1) per sample.
-    2. **Change.** Two one-sided CUSUM statistics on the residuals
-       :math:`z = \\operatorname{clip}((x_t - \\mu)/\\hat\\sigma, -c, c)`, with ``c`` = ``outlier``:
+    2. **Change.** Two one-sided CUSUM statistics on the residuals from the recent level
+       :math:`E` (step 4), :math:`z = \\operatorname{clip}((x_t - E)/\\hat\\sigma, -c, c)`, with
+       ``c`` = ``outlier``:
 
        .. math:: S^+ = \\max(0, S^+ + z - k), \\qquad S^- = \\max(0, S^- - z - k)
 
@@ -67,8 +68,8 @@ class ChangePoint(Denoiser):
        most 64), the suffix of at least ``threshold / outlier`` samples whose residuals from the
        old level have the largest likelihood ratio of a shifted mean (the statistic may have
        left 0 early, lifted by noise before the change). Otherwise a sample within
-       ``outlier`` deviations of the level joins it; one further away does not (it only counts
-       as evidence of a change).
+       ``outlier`` deviations of the recent level joins the level; one further away does not
+       (it only counts as evidence of a change).
     4. **Drift.** A level may also move by less than the CUSUM declares. Two means of the same
        samples are kept: :math:`L`, of all :math:`n` since the change, and :math:`E`, which
        forgets with weight :math:`(1 - 1/\\text{memory})` per sample. With no drift their
