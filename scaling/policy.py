@@ -193,6 +193,25 @@ class ThresholdPolicy:
         slack = (latency - restart) * volume
         return (math.sqrt(slack * slack + 4.0 * latency * spread) - slack) / (2.0 * latency)
 
+    def recovery(self, backlog: float, volume: float, restart: float = 0.0) -> float:
+        """The volume whose capacity serves ``backlog`` and a restart's backlog within latency.
+
+        A scaling operation finds ``backlog`` tuples waiting and piles up ``restart × volume``
+        more while it restarts; a count whose capacity ``C`` satisfies ``(backlog + restart ×
+        volume) / C <= latency`` serves both within the latency:
+
+        .. math:: d_{\text{recovery}} = (b + P v) / (L u)
+
+        The Scaler makes every scale-up at least that big (it starts none for it). 0 with
+        ``latency=None``.
+
+        >>> ThresholdPolicy(capacity=50.0).recovery(2000.0, 400.0, restart=8.0)  # 5200 / 10
+        520.0
+        """
+        if self.latency is None:
+            return 0.0
+        return (backlog + restart * max(volume, 0.0)) / self.latency / self.utilisation
+
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (tuples/s, finite), within the bounds."""
         check_number(type(self).__name__, "volume", volume)

@@ -95,7 +95,10 @@ class Scaler:
        measured from the reports, and drains the backlog (``ThresholdPolicy.demand``); a
        volume-only sample asks for ``policy.needed(filtered)``, the paper's threshold;
     4. applies each guard in order, each to the previous one's output;
-    5. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
+    5. makes a scale-up of a job that reports its backlog at least
+       ``policy.needed(policy.recovery(...))``, big enough to serve the backlog it finds and its
+       own restart's within the latency; then brings the result into the policy's bounds,
+       ``operators = policy.clamp(target)``;
     6. tells each guard what happened (``record``) and returns a ``Decision``.
 
     The bounds are hard limits applied after the guards, so the initial ``operators`` may lie
@@ -243,6 +246,16 @@ class Scaler:
             )
             if reason is not None:
                 reasons.append(reason)
+        if backlog is not None and target > previous:
+            # A scale-up is made big enough to serve the backlog it finds, and the one its own
+            # restart piles up, within the latency: it does not start one, it sizes one.
+            served = policy.needed(policy.recovery(backlog, filtered, self._restart))
+            if served > target:
+                reasons.append(
+                    f"raised to {served}: backlog {backlog:g} + restart {self._restart:g} s x "
+                    f"{filtered:.1f} served within {policy.latency:g} s"
+                )
+                target = served
         if settling and target < previous:
             reasons.append(
                 f"held: {since:g} s after a scaling operation < quiet {policy.quiet:g} s"
