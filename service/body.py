@@ -24,8 +24,8 @@ from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
+from service.errors import ServiceError
 from service.models import FieldError
-from service.streams import ServiceError
 
 # Above this, json.loads takes about a millisecond: worth the hop to a worker thread.
 THREAD_BYTES = 64 * 1024

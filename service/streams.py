@@ -81,13 +81,9 @@ from service.errors import (
     Unavailable,
     UnfollowableSample,
 )
-
-# ServiceError and build_scaler (``as``) are exported from here too, for the dashboard.
-from service.errors import ServiceError as ServiceError
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
-from service.scalers import build_scaler as build_scaler
-from service.scalers import decide
+from service.scalers import build_scaler, decide
 from service.store import (
     NonFiniteState,
     StaleRevision,
