@@ -3,8 +3,10 @@
 Every policy of ``BASELINES`` runs on every workload, noise level and seed through
 ``simulator.model.queue.run_queue``: the noisy volume arrives at one stage of instances processing
 ``capacity`` tuples/s each; each scaling operation stops processing for ``pause`` seconds;
-whatever is not processed waits in a backlog. steadyscale sees only the arrival rate; the
-baselines see what their sources read (utilisation, true processing rate, back-pressure, lag).
+whatever is not processed waits in a backlog. The policy labelled ``steadyscale`` (the default)
+sees what a deployed steadyscale is told: the arrival rate, the backlog, the instances running
+and the rate processed; the other steadyscale rows see the arrival rate only; the baselines see
+what their sources read (utilisation, true processing rate, back-pressure, lag).
 
 A ``CompareCell`` is one run; ``run_compare_cell`` gives its row (``COMPARE_COLUMNS``), where
 
@@ -75,9 +77,11 @@ def baselines(capacity: float = 50.0) -> dict[str, dict[str, Any]]:
     """The policies compared, by label: steadyscale's configurations first, then the seeds'.
 
     ``steadyscale`` is the configuration a user gets by default (``Scaler.from_spec`` without a
-    filter: ``changepoint`` + ``confidence``), fed the arrival rate, the backlog (drained over
-    the policy's default catch-up of 300 s), the running count and the processed rate. The
-    other steadyscale rows see the arrival rate only.
+    filter: ``changepoint`` + ``confidence``, every policy setting at its default), fed the
+    arrival rate, the backlog, the running count and the processed rate, so that it sizes the
+    stage as a queue (``scaling.ThresholdPolicy.demand``: look-ahead, headroom for the noise
+    and the measured restart, backlog drained over 300 s). The other steadyscale rows see the
+    arrival rate only.
     steadyscale runs with the paper's threshold (capacity = what an instance processes, so it
     plans no headroom), and as a user would run it in production: with the HPA's 300 s
     scale-down stabilisation and a 70 % or 80 % utilisation target (the threshold's capacity
