@@ -27,10 +27,11 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from service.answers import decision_out, json_answer, problems
 from service.body import JSONRoute
 from service.errors import ServiceError
 from service.models import DecisionOut, StreamConfig
-from service.routes import StreamId, StreamsDep, _decision_out, _json, _problems
+from service.routes import StreamId, StreamsDep
 from service.scalers import build_scaler
 from service.settings import Settings, get_settings
 
@@ -77,7 +78,7 @@ class WhatIfOut(BaseModel):
     "/v1/streams/{stream_id}/what-if",
     tags=["streams"],
     response_model=WhatIfOut,
-    responses=_problems(400, 401, 404, 413, 415, 422, 503),
+    responses=problems(400, 401, 404, 413, 415, 422, 503),
 )
 async def what_if(
     stream_id: StreamId,
@@ -110,14 +111,14 @@ async def what_if(
         ]
         return (
             WhatIfOut(
-                decisions=[_decision_out(decision) for decision in decisions],
+                decisions=[decision_out(decision) for decision in decisions],
                 scaling_operations=sum(decision.action != "none" for decision in decisions),
             )
             .model_dump_json()
             .encode()
         )
 
-    return _json(await run_in_threadpool(replay))
+    return json_answer(await run_in_threadpool(replay))
 
 
 @dashboard.get("/", response_class=HTMLResponse, include_in_schema=False)

@@ -15,7 +15,6 @@ then POST its samples, then GET its decision, history and metric; a fuzzer follo
 from __future__ import annotations
 
 from collections.abc import Callable
-from http import HTTPStatus
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -23,7 +22,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from scaling import Decision
+from service.answers import decision_out, json_answer, problems
 from service.body import JSONRoute
 from service.errors import ServiceError, Unavailable
 from service.metrics import Metrics
@@ -34,7 +33,6 @@ from service.models import (
     DecisionOut,
     HistoryOut,
     MetricOut,
-    Problem,
     SampleBatch,
     Status,
     StreamConfig,
@@ -70,13 +68,9 @@ METRICS_MAX_AGE = 1.0
 LARGE_ANSWER = 128
 
 
-def _problems(*codes: int) -> dict[int | str, dict[str, Any]]:
-    return {code: {"model": Problem, "description": HTTPStatus(code).phrase} for code in codes}
-
-
 # Statuses every route that reads the database or a body may answer.
-_STORAGE = _problems(503)
-_BODY = _problems(400, 413, 415, 422)
+_STORAGE = problems(503)
+_BODY = problems(400, 413, 415, 422)
 
 _STREAM_ID = {"stream_id": "$request.path.stream_id"}
 LINKS: dict[str, dict[str, Any]] = {
@@ -94,7 +88,7 @@ def _links(*names: str) -> dict[str, Any]:
 
 
 probes = APIRouter(tags=["probes"], route_class=JSONRoute)
-api = APIRouter(responses={**_problems(401), **_STORAGE}, route_class=JSONRoute)
+api = APIRouter(responses={**problems(401), **_STORAGE}, route_class=JSONRoute)
 
 
 @probes.get("/healthz")
@@ -103,7 +97,7 @@ async def healthz() -> Status:
     return Status(status="ok")
 
 
-@probes.get("/readyz", responses=_problems(401, 503))
+@probes.get("/readyz", responses=problems(401, 503))
 async def readyz(streams: StreamsDep) -> Status:
     """Readiness: 200 when the storage answers (and, after a failed write, takes a write),
     else 503."""
@@ -126,7 +120,7 @@ probes.add_api_route("/readyz", readyz, methods=["HEAD"], include_in_schema=Fals
     response_class=Response,
     responses={
         200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text"},
-        **_problems(401),
+        **problems(401),
     },
 )
 async def prometheus_metrics(metrics: MetricsDep) -> Response:
@@ -136,7 +130,7 @@ async def prometheus_metrics(metrics: MetricsDep) -> Response:
     return Response(text, media_type=CONTENT_TYPE_LATEST)
 
 
-@api.get("/v1/streams", tags=["streams"], response_model=StreamList, responses=_problems(422))
+@api.get("/v1/streams", tags=["streams"], response_model=StreamList, responses=problems(422))
 async def list_streams(
     streams: StreamsDep,
     after: Annotated[
@@ -171,7 +165,7 @@ async def list_streams(
             "description": "Unchanged (same configuration), or replaced (reset=true)",
             "links": _links("PostSamples", "GetStream", "DeleteStream"),
         },
-        **_problems(409),
+        **problems(409),
         **_BODY,
     },
 )
@@ -196,13 +190,13 @@ async def put_stream(
     return _stream_out(stream)
 
 
-@api.get("/v1/streams/{stream_id}", tags=["streams"], responses=_problems(404, 422))
+@api.get("/v1/streams/{stream_id}", tags=["streams"], responses=problems(404, 422))
 async def get_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
     """The stream's configuration and where it stands."""
     return _stream_out(await run_in_threadpool(streams.get, stream_id))
 
 
-@api.delete("/v1/streams/{stream_id}", tags=["streams"], responses=_problems(404, 422))
+@api.delete("/v1/streams/{stream_id}", tags=["streams"], responses=problems(404, 422))
 async def delete_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
     """Remove the stream, its state and its history; answers the stream as it was."""
     return _stream_out(await run_in_threadpool(streams.delete, stream_id))
@@ -214,7 +208,7 @@ async def delete_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
     response_model=BatchOut,
     responses={
         200: {"description": "Applied", "links": _links("GetDecision", "GetHistory", "GetMetric")},
-        **_problems(404, 409),
+        **problems(404, 409),
         **_BODY,
     },
 )
@@ -233,7 +227,7 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
             accepted=result.accepted,
             duplicates=result.duplicates,
             operators=result.operators,
-            decisions=[_decision_out(decision) for decision in result.decisions],
+            decisions=[decision_out(decision) for decision in result.decisions],
         )
 
     if len(result.decisions) <= LARGE_ANSWER:
@@ -241,17 +235,17 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
     return await run_in_threadpool(_answer, answer)
 
 
-@api.get("/v1/streams/{stream_id}/decision", tags=["streams"], responses=_problems(404, 422))
+@api.get("/v1/streams/{stream_id}/decision", tags=["streams"], responses=problems(404, 422))
 async def latest_decision(stream_id: StreamId, streams: StreamsDep) -> DecisionOut:
     """The stream's last decision; 404 before its first sample."""
-    return _decision_out(await run_in_threadpool(streams.latest, stream_id))
+    return decision_out(await run_in_threadpool(streams.latest, stream_id))
 
 
 @api.get(
     "/v1/streams/{stream_id}/history",
     tags=["streams"],
     response_model=HistoryOut,
-    responses=_problems(404, 422),
+    responses=problems(404, 422),
 )
 async def history(
     stream_id: StreamId,
@@ -267,14 +261,14 @@ async def history(
     def page() -> HistoryOut:
         decisions = streams.history(stream_id, since, limit)
         return HistoryOut(
-            decisions=[_decision_out(decision) for decision in decisions],
+            decisions=[decision_out(decision) for decision in decisions],
             next_since=decisions[-1].t if len(decisions) == limit else None,
         )
 
     return await run_in_threadpool(_answer, page)
 
 
-@api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=_problems(404, 422))
+@api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=problems(404, 422))
 async def metric(stream_id: StreamId, streams: StreamsDep) -> MetricOut:
     """The filtered volume and operators of the last decision, for KEDA's metrics-api scaler
     (``valueLocation: value``, or ``operators``), with the backlog, running count and rate
@@ -289,15 +283,9 @@ async def metric(stream_id: StreamId, streams: StreamsDep) -> MetricOut:
     )
 
 
-def _json(body: bytes) -> Response:
-    """An answer already serialised (by its response model, in a worker thread when large):
-    FastAPI would otherwise validate and serialise it again, on the event loop."""
-    return Response(body, media_type="application/json")
-
-
 def _answer(build: Callable[[], BaseModel]) -> Response:
-    """The answer ``build`` makes, serialised by its own model (see ``_json``)."""
-    return _json(build().model_dump_json().encode())
+    """The answer ``build`` makes, serialised by its own model (see ``json_answer``)."""
+    return json_answer(build().model_dump_json().encode())
 
 
 def _stream_out(stream: StoredStream) -> StreamOut:
@@ -305,7 +293,3 @@ def _stream_out(stream: StoredStream) -> StreamOut:
         {**stream.spec, "operators": stream.initial_operators}, strict=False
     )
     return StreamOut(id=stream.id, config=config, operators=stream.operators, t=stream.t)
-
-
-def _decision_out(decision: Decision) -> DecisionOut:
-    return DecisionOut.model_validate(decision, from_attributes=True)

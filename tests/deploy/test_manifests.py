@@ -21,7 +21,7 @@ import yaml
 
 from service.keda import metric_name
 from service.models import StreamConfig
-from service.streams import build_scaler
+from service.scalers import build_scaler
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
 KEDA_CRD = Path(__file__).with_name("keda.sh_scaledobjects-v2.18.0.yaml")

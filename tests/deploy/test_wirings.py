@@ -15,7 +15,7 @@ from scaling import ThresholdPolicy
 from scaling.baselines import Observation
 from scaling.baselines.hpa import HpaPolicy
 from service.models import StreamConfig
-from service.streams import build_scaler
+from service.scalers import build_scaler
 from simulator import add_noise, paper_workload
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
