@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from statistics import NormalDist
 from typing import Any
 
 from filters.base import Denoiser, ParameterError, check_number
+from filters.level_statistics import censored_gaussian, change_start
 from filters.noise import _is_finite_number
 
 # A difference of two samples carries the noise twice; winsorised at 3 of its deviations,
@@ -19,7 +19,6 @@ _WINSOR_DIFFERENCE = 3.0 * math.sqrt(2.0)
 _WARM_UP = 8
 # Differences the noise estimate averages: a running mean until then, exponential after.
 _NOISE_MEMORY = 120
-_NORMAL = NormalDist()
 # Independent looks at the recent level (one per `memory` samples) that the evidence of drift
 # and of variation average: under no drift the drift estimate then errs by about sqrt(2/10) of
 # its noise variance.
@@ -200,7 +199,7 @@ class ChangePoint(Denoiser):
         mean, zeros, variance = self._blend()
         sigma = self._sigma
         if zeros > 0.0:
-            sigma = max(sigma, _censored(mean, zeros)[1])
+            sigma = max(sigma, censored_gaussian(mean, zeros)[1])
         horizon = min(self._differences, _DRIFT_LOOKS * self.memory)
         variation = self._covariance - _SIGNIFICANT * sigma * sigma / math.sqrt(horizon)
         return math.sqrt(sigma * sigma * variance + max(variation, 0.0))
@@ -257,7 +256,7 @@ class ChangePoint(Denoiser):
         if rise > threshold or fall > threshold:
             count = self._rise_count if rise >= fall else self._fall_count
             window = list(self._recent)[-int(min(count, _RECENT)) :]
-            since = _change_start(window, recent_level, math.ceil(threshold / clip))
+            since = change_start(window, recent_level, math.ceil(threshold / clip))
             self._restart(sum(since), float(len(since)), float(since.count(0.0)))
             return self._output()
         memory = self.memory
@@ -299,7 +298,7 @@ class ChangePoint(Denoiser):
             share = drift / (drift + noise)
             mean = level + share * difference
             zeros = self._zeros + share * (self._recent_zeros - self._zeros)
-        return mean if zeros == 0.0 else _censored(mean, zeros)[0]
+        return mean if zeros == 0.0 else censored_gaussian(mean, zeros)[0]
 
     def _blend(self) -> tuple[float, float, float]:
         """The level, its share of zeros and its variance in units of sigma^2.
@@ -331,7 +330,7 @@ class ChangePoint(Denoiser):
         mean, zeros, _ = self._blend()
         if zeros == 0.0:
             return mean
-        return _censored(mean, zeros)[0]
+        return censored_gaussian(mean, zeros)[0]
 
     def _import_state(self, values: dict[str, Any]) -> None:
         # Field names are checked by the generic import; the values are checked here, so that a
@@ -388,34 +387,3 @@ def _check_state(values: dict[str, Any]) -> None:
     for side in ("_rise", "_fall"):
         if values[f"{side}_zeros"] > values[f"{side}_count"]:
             refuse(f"{side}_zeros", f"it must not exceed {side}_count")
-
-
-def _change_start(samples: list[float], level: float, shortest: int) -> list[float]:
-    """The samples after the most likely start of a change away from ``level``.
-
-    The statistic left 0 when the change began or earlier (noise may have lifted it first).
-    Among the suffixes of ``samples`` at least ``shortest`` long (a change is never declared
-    on fewer), the one whose sum of residuals is largest relative to the square root of its
-    length (the likelihood ratio of a shifted mean) is the change.
-    """
-    best, start, total = -1.0, 0, 0.0
-    for index in range(len(samples) - 1, -1, -1):
-        total += samples[index] - level
-        length = len(samples) - index
-        score = total * total / length
-        if length >= shortest and score > best:
-            best, start = score, index
-    return samples[start:]
-
-
-def _censored(observed_mean: float, zero_share: float) -> tuple[float, float]:
-    """Mean and deviation of a Gaussian whose samples were clipped at 0.
-
-    Observed: a share ``p`` of zeros and a mean ``m`` of ``max(0, x)``. With
-    :math:`a = \\mu/\\sigma = -\\Phi^{-1}(p)`, :math:`m = \\sigma (a\\Phi(a) + \\varphi(a))`.
-    """
-    if zero_share >= 1.0:
-        return 0.0, 0.0
-    a = -_NORMAL.inv_cdf(zero_share)
-    sigma = observed_mean / (a * _NORMAL.cdf(a) + _NORMAL.pdf(a))
-    return max(a * sigma, 0.0), sigma
