@@ -24,11 +24,11 @@ LATENCY = 10.0
 # Chance that the noise alone takes the delay over ``latency`` after a restart (ln(1/RISK) =
 # 6.9): one in a thousand, since a second over the SLA may cost tens of operator-seconds.
 RISK = 0.001
-# Seconds looked ahead along the level's slope beyond the measured restart: what a ramp gains
-# before the filter follows it (changepoint declares a change of one capacity after 10-25
-# samples) and before the slope, smoothed over SLOPE_MEMORY, shows it. 0, 30 and 90 were
-# measured on the compare grid; 30 was the cheapest (docs/baselines.md).
-LEAD = 30.0
+# Seconds looked ahead along the level's slope beyond the restart the Scaler measures: none by
+# default, so that a rising level is provisioned for where it will be when a decision made now
+# has added capacity (the actuation delay and restart), and no further. (30 s was also tried on
+# the compare grid and was no cheaper once scale-ups were sized by ``recovery``.)
+LEAD = 0.0
 
 
 class ThresholdPolicy:
@@ -81,8 +81,8 @@ class ThresholdPolicy:
         Queueing delay, seconds (> 0, default 10), that the headroom keeps the noise under, with
         a risk of one in a thousand; ``None``: no headroom for noise.
     lead
-        Seconds (>= 0, default 30) to look ahead along a rising level, beyond the measured
-        restart: how far a ramp gets before the filter and its slope follow it.
+        Seconds (>= 0, default 0) to look ahead along a rising level beyond the restart the
+        Scaler measures (e.g. a known provisioning delay that the job does not report).
 
     Integral floats (``2.0``) are accepted for the counts and stored as ``int``.
 
