@@ -9,6 +9,8 @@ service knows, or ``other``)::
     steadyscale_desired_operators{stream}                   operators the last decision asks for
     steadyscale_running_operators{stream}                   operators last reported running
     steadyscale_backlog_records{stream}                     backlog last reported (records waiting)
+    steadyscale_operator_capacity_tuples_per_second{stream} volume one operator is planned for:
+                                                            the policy's capacity x utilisation
     steadyscale_scaling_operations_total{stream,direction}  decisions that scaled up / down
     steadyscale_streams_untracked                           streams without series of their own
     steadyscale_http_requests_total{method,route,status}
@@ -17,8 +19,8 @@ service knows, or ``other``)::
 Every label takes a bounded set of values, whatever clients send: a made-up method is
 ``other``, an unknown path ``unmatched``, and only ``max_streams`` streams have series of their
 own (the first by id at start-up, then new ones while there is room). A stream has at most
-``SERIES_PER_STREAM`` series (five gauges, two counters), so the per-stream part of a scrape
-holds at most ``SERIES_PER_STREAM * max_streams`` series (7,000 with the default setting
+``SERIES_PER_STREAM`` series (six gauges, two counters), so the per-stream part of a scrape
+holds at most ``SERIES_PER_STREAM * max_streams`` series (8,000 with the default setting
 ``stream_metrics`` of 1,000) at any number of streams. Counters have no ``_created`` series
 (``disable_created_metrics``): they would double the counters' series and Prometheus does not
 use them.
@@ -27,7 +29,7 @@ The gauges are restored from storage when the app starts; the counters count fro
 
 >>> from scaling import Decision
 >>> metrics = Metrics()
->>> metrics.created("orders")
+>>> metrics.created("orders", per_operator=50.0)
 >>> metrics.decided("orders", [Decision(0.0, 120.0, 118.5, 1, 3, "up", "filtered 118.5 ...")])
 >>> [line for line in metrics.render().decode().splitlines() if 'stream="orders"' in line][:2]
 ['steadyscale_filtered_volume_tuples_per_second{stream="orders"} 118.5', \
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from prometheus_client import (
     CollectorRegistry,
@@ -56,8 +58,9 @@ _DIRECTIONS = ("up", "down")
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
-# Gauges (volume, filtered, desired, running, backlog) and scaling counters (up, down).
-SERIES_PER_STREAM = 7
+# Gauges (volume, filtered, desired, running, backlog, per-operator capacity) and scaling
+# counters (up, down).
+SERIES_PER_STREAM = 8
 
 # prometheus_client's switch is for the whole process: it applies to counters and histograms
 # made from here on, which are all of this module's.
@@ -110,6 +113,13 @@ class Metrics:
             ["stream"],
             registry=self.registry,
         )
+        self._per_operator = Gauge(
+            "steadyscale_operator_capacity_tuples_per_second",
+            "Volume one operator of the stream is planned for: its policy's capacity x "
+            "utilisation, tuples/s (n operators handle n times this).",
+            ["stream"],
+            registry=self.registry,
+        )
         self._scalings = Counter(
             "steadyscale_scaling_operations",
             "Decisions that changed the stream's operator count, by direction.",
@@ -130,16 +140,18 @@ class Metrics:
             registry=self.registry,
         )
 
-    def restore(self, stream_ids: Iterable[str], latest: Mapping[str, Decision]) -> None:
-        """Start every stream's series: zero counters, gauges from its ``latest`` decision."""
-        for stream_id in stream_ids:
-            self.created(stream_id)
+    def restore(self, per_operator: Mapping[str, float], latest: Mapping[str, Decision]) -> None:
+        """Start every stream's series (``per_operator``: stream -> the volume one operator is
+        planned for): zero counters, gauges from its ``latest`` decision."""
+        for stream_id, capacity in per_operator.items():
+            self.created(stream_id, capacity)
             if stream_id in latest:
                 self.decided(stream_id, [latest[stream_id]])
 
-    def created(self, stream_id: str) -> None:
-        """Start the stream's counters at zero, so their series exist before any scaling; or
-        count it as untracked when ``max_streams`` streams have series already."""
+    def created(self, stream_id: str, per_operator: float) -> None:
+        """Start the stream's counters at zero, so their series exist before any scaling, and
+        its per-operator capacity (tuples/s); or count it as untracked when ``max_streams``
+        streams have series already."""
         if stream_id in self._tracked:
             return
         if len(self._tracked) >= self.max_streams:
@@ -147,6 +159,7 @@ class Metrics:
             self._untracked.set(self._untracked_count)
             return
         self._tracked.add(stream_id)
+        self._per_operator.labels(stream_id).set(per_operator)
         for direction in _DIRECTIONS:
             self._scalings.labels(stream_id, direction)
 
@@ -176,7 +189,15 @@ class Metrics:
             self._untracked.set(self._untracked_count)
             return
         self._tracked.discard(stream_id)
-        for gauge in (self._filtered, self._operators, self._volume, self._running, self._backlog):
+        gauges = (
+            self._filtered,
+            self._operators,
+            self._volume,
+            self._running,
+            self._backlog,
+            self._per_operator,
+        )
+        for gauge in gauges:
             try:
                 gauge.remove(stream_id)
             except KeyError:

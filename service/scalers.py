@@ -106,3 +106,9 @@ def _field_error(prefix: str, spec: dict[str, Any], error: ValueError) -> FieldE
         value = spec.get(error.param, error.value)
         return FieldError.of(field, value, error.allowed)
     return FieldError.of(prefix or "config", spec, str(error))
+
+
+def per_operator(spec: dict[str, Any]) -> float:
+    """The volume one operator of a stream with this Scaler spec is planned for, tuples/s."""
+    policy = spec["policy"]
+    return float(policy["capacity"]) * float(policy.get("utilisation", 1.0))

@@ -83,7 +83,7 @@ from service.errors import (
 )
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
-from service.scalers import build_scaler, decide
+from service.scalers import build_scaler, decide, per_operator
 from service.store import (
     NonFiniteState,
     StaleRevision,
@@ -163,7 +163,8 @@ class StreamService:
         self.cache_size = cache_size
         self._scalers: OrderedDict[str, _Loaded] = OrderedDict()
         if metrics is not None:
-            metrics.restore(storage.stream_ids(), storage.latest_decisions())
+            streams = {stream.id: per_operator(stream.spec) for stream in storage.list_streams()}
+            metrics.restore(streams, storage.latest_decisions())
 
     def lock(self, stream_id: str) -> threading.Lock:
         """The lock that serialises changes to the stream (held while applying one)."""
@@ -191,7 +192,7 @@ class StreamService:
                 if self._metrics is not None:
                     if outcome == "replaced":
                         self._metrics.forget(stream_id)
-                    self._metrics.created(stream_id)
+                    self._metrics.created(stream_id, per_operator(scaler.spec))
             return self.get(stream_id), outcome
 
     def get(self, stream_id: str) -> StoredStream:

@@ -34,7 +34,6 @@ VARIABLES = {
     "$__rate_interval": "1m",
     "$__interval": "15s",
     "$stream": "orders|payments",
-    "$capacity": "50",
 }
 METRIC = re.compile(r"\bsteadyscale_[a-z0-9_]+\b")
 

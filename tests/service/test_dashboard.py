@@ -110,6 +110,8 @@ def test_raw_filtered_and_running_per_stream_named_with_their_units(client: Test
     assert found["steadyscale_desired_operators", "orders"] == last["operators"]
     assert found["steadyscale_running_operators", "orders"] == 2
     assert found["steadyscale_backlog_records", "orders"] == 190.0
+    # capacity 50 x utilisation 1 (the default): what the threshold lines of Grafana multiply.
+    assert found["steadyscale_operator_capacity_tuples_per_second", "orders"] == 50.0
     text = client.get("/metrics").text
     assert "_created" not in text
     assert "steadyscale_filtered_volume{" not in text
