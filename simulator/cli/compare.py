@@ -18,7 +18,6 @@ from simulator.experiments.compare import (
     baselines,
     compare_cells,
 )
-from simulator.experiments.compare_report import run_compare
 from simulator.model.noise import DEFINITIONS
 from simulator.model.queue import QueueConfig
 from simulator.model.traces import read_trace
@@ -102,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     out = Path(args.out)
     claim_folder(out, cells, force=args.force)
+    from simulator.experiments.compare_report import run_compare  # PySpark: an extra
+
     run_compare(cells, out, options.spark_session(args.master))
     print(f"wrote {out / 'compare.csv'} ({len(cells)} runs), summary.csv, compare.md and plots")
     return 0

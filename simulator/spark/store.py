@@ -1,5 +1,8 @@
 """Results that survive: a folder per grid, cells stored as they finish, resumed on a rerun.
 
+Importing this module needs no PySpark (``claim_folder`` runs before Spark starts, and in
+installs without the ``[spark]`` extra); ``run_stored`` imports it when it runs.
+
 ``run_stored`` runs the cells that ``DIR/cells.parquet`` does not hold yet as Spark jobs
 (batches of cells; each batch is appended once it has finished, so an interrupted run loses at
 most the batch in flight and a rerun skips everything done). A cell's id (``cell_id``) is a hash
@@ -25,8 +28,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-from simulator.spark.cells import collect_rows, run_cells_spark
 
 
 def cell_id(cell: Any) -> str:
@@ -119,6 +120,8 @@ def run_stored(
     ``cell_id``, the row's columns and ``grid_order`` (the cell's index in ``cells``).
     """
     from tqdm import tqdm
+
+    from simulator.spark.cells import collect_rows, run_cells_spark
 
     claim_folder(out, cells)
     store = out / "cells.parquet"

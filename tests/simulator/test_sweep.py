@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-import simulator.spark.store
+import simulator.spark.cells
 from simulator.cli import main
 from simulator.experiments.cells import ROW_COLUMNS, run_cells, summarize
 from simulator.experiments.specs import expand_guard_sets, expand_spec
@@ -95,13 +95,13 @@ def test_a_rerun_skips_the_cells_already_done(
 ) -> None:
     first = run_sweep(small_grid(range(1, 3)), tmp_path, spark)
     ran: list[int] = []
-    real = simulator.spark.store.run_cells_spark
+    real = simulator.spark.cells.run_cells_spark
 
     def counting(session: SparkSession, cells: Any, *args: Any, **kwargs: Any) -> Any:
         ran.append(len(cells))
         return real(session, cells, *args, **kwargs)
 
-    monkeypatch.setattr(simulator.spark.store, "run_cells_spark", counting)
+    monkeypatch.setattr(simulator.spark.cells, "run_cells_spark", counting)
     again = run_sweep(small_grid(range(1, 3)), tmp_path, spark)
     assert ran == [] and again == first
     grown = run_sweep(small_grid(range(1, 4)), tmp_path, spark)
