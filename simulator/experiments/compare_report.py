@@ -10,6 +10,7 @@ rerun skips what is done) and writes ``DIR/compare.csv`` (one row per run), ``DI
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -162,33 +163,79 @@ def _priced(row: Mapping[str, Any], price: float) -> float:
 
 
 def plot_tradeoff(path: Path, workload: str, summary: Sequence[Mapping[str, Any]]) -> None:
-    """Scaling operations against seconds over the SLA, one panel per SNR, one dot per policy."""
+    """Scaling operations against seconds over the SLA, one panel per SNR, one point per policy.
+
+    Points carry a number, the same in every panel, that the legend below names: labels written
+    out would pile up where several policies land together (the slow ones, top left).
+    steadyscale's configurations are blue circles, the default (``DEFAULT_POLICY``, what a user
+    gets) a larger star, the baselines red squares.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     rows = [row for row in summary if row["workload"] == workload]
     snrs = sorted({row["snr"] for row in rows})
-    figure, axes = plt.subplots(1, len(snrs), figsize=(5.5 * len(snrs), 4.6), squeeze=False)
+    numbers = {
+        policy: index + 1 for index, policy in enumerate(dict.fromkeys(r["policy"] for r in rows))
+    }
+    figure, axes = plt.subplots(1, len(snrs), figsize=(5.2 * len(snrs), 4.4), squeeze=False)
     for axis, snr in zip(axes[0], snrs, strict=True):
-        for row in (row for row in rows if row["snr"] == snr):
-            ours = row["family"] == "steadyscale"
-            axis.scatter(
-                row["s_total"] + 1, row["sla_seconds"] + 1, marker="o" if ours else "s",
-                color="C0" if ours else "C3", s=36,
-            )  # fmt: skip
-            axis.annotate(row["policy"], (row["s_total"] + 1, row["sla_seconds"] + 1),
-                          fontsize=7, xytext=(3, 3), textcoords="offset points")  # fmt: skip
+        placed: list[tuple[float, float]] = []
+        for row in sorted((r for r in rows if r["snr"] == snr), key=lambda r: r["sla_seconds"]):
+            point = (row["s_total"] + 1, row["sla_seconds"] + 1)
+            style = _marker(row)
+            axis.scatter(*point, **style, zorder=3)
+            # Nudge the number up, a line at a time, until it clears the numbers already
+            # written: positions in decades of the log axes (a line is about 0.1 decade).
+            x, y = math.log10(point[0]), math.log10(point[1])
+            lines = 0
+            while any(abs(x - px) < 0.08 and abs(y + 0.1 * lines - py) < 0.09 for px, py in placed):
+                lines += 1
+            placed.append((x, y + 0.1 * lines))
+            axis.annotate(str(numbers[row["policy"]]), point, xytext=(4, 2 + 8 * lines),
+                          textcoords="offset points", fontsize=7)  # fmt: skip
         axis.set_xscale("log")
         axis.set_yscale("log")
+        bottom, top = axis.get_ylim()
+        axis.set_ylim(bottom, top * 4)  # room for the numbers above the highest points
         axis.set_title(f"SNR {snr:g}")
         axis.set_xlabel("scaling operations + 1")
         axis.set_ylabel("seconds over the SLA + 1")
-    figure.suptitle(f"{workload}: steadyscale (blue) and baselines (red); lower left is better")
-    figure.tight_layout()
+    handles = [
+        Line2D(
+            [],
+            [],
+            linestyle="",
+            label=f"{number} {policy}" + (" (the default)" if policy == DEFAULT_POLICY else ""),
+            **_legend_marker(policy, rows),
+        )
+        for policy, number in numbers.items()
+    ]
+    figure.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    figure.suptitle(
+        f"{workload}: each point a policy (mean over seeds); lower left is better. "
+        "Star: steadyscale's default; circles: other steadyscale settings; squares: baselines"
+    )
+    rows_of_legend = -(-len(numbers) // 4)
+    figure.tight_layout(rect=(0, 0.035 * rows_of_legend + 0.02, 1, 1))
     figure.savefig(path, dpi=110)
     plt.close(figure)
+
+
+def _marker(row: Mapping[str, Any]) -> dict[str, Any]:
+    if row["policy"] == DEFAULT_POLICY:
+        return {"marker": "*", "color": "C0", "s": 150, "edgecolors": "black", "linewidths": 0.6}
+    ours = row["family"] == "steadyscale"
+    return {"marker": "o" if ours else "s", "color": "C0" if ours else "C3", "s": 36}
+
+
+def _legend_marker(policy: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    style = _marker(next(row for row in rows if row["policy"] == policy))
+    size = 11 if style["marker"] == "*" else 6
+    return {"marker": style["marker"], "color": style["color"], "markersize": size}
 
 
 def plot_timelines(path: Path, cells: Sequence[CompareCell]) -> None:
