@@ -259,6 +259,7 @@ def plot_timelines(path: Path, cells: Sequence[CompareCell]) -> None:
         f"{cells[0].workload_label}, SNR {cells[0].snr:g}, seed {cells[0].seed}: instances (blue), "
         "needed by the trend (grey), backlog (red, own scale)"
     )
+    np.atleast_1d(axes)[-1].set_xlabel("time (s)")
     figure.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.35 / (1.6 * len(cells))))  # the title above
     figure.savefig(path, dpi=100)
     plt.close(figure)
