@@ -80,24 +80,14 @@ def paper_cells(
     seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
 ) -> list[Cell]:
     """The paper's grid: every definition × SNR × row of ``paper_configs`` × seed."""
-    return grid_cells(
-        workloads=["paper"],
-        snrs=snrs,
-        definitions=definitions,
-        seeds=seeds,
-        configs=paper_configs(),
-    )
+    return grid_cells(workloads=["paper"], snrs=snrs, definitions=definitions, seeds=seeds,
+                      configs=paper_configs())  # fmt: skip
 
 
 def sweep_cells(
     seeds: Sequence[int], definitions: Sequence[str] = DEFINITIONS, snrs: Sequence[float] = SNRS
 ) -> list[Cell]:
     """Every filter setting of ``SWEEP_FILTERS`` with every guard set of ``SWEEP_GUARDS``."""
-    return grid_cells(
-        workloads=["paper"],
-        snrs=snrs,
-        definitions=definitions,
-        filters=[spec for family in SWEEP_FILTERS.values() for spec in family],
-        guard_sets=list(SWEEP_GUARDS.values()),
-        seeds=seeds,
-    )
+    filters = [spec for family in SWEEP_FILTERS.values() for spec in family]
+    return grid_cells(workloads=["paper"], snrs=snrs, definitions=definitions, seeds=seeds,
+                      filters=filters, guard_sets=list(SWEEP_GUARDS.values()))  # fmt: skip
