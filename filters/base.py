@@ -72,6 +72,12 @@ class Denoiser(Configurable, abc.ABC):
         """Standard error of the last output (volume units), or ``None`` when not known."""
         return None
 
+    @property
+    def noise(self) -> float | None:
+        """Deviation of one input sample around the level (volume units), as this filter
+        estimates it, or ``None`` for a filter that keeps no such estimate."""
+        return None
+
     @abc.abstractmethod
     def _update(self, x: float) -> float:
         """Consume one finite sample and return the filtered value."""

@@ -181,7 +181,7 @@ class ChangePoint(Denoiser):
         self._recent: deque[float] = deque(maxlen=_RECENT)
 
     @property
-    def sigma(self) -> float:
+    def noise(self) -> float:
         """The noise deviation estimate (0 before two samples, and on constant input)."""
         return self._sigma
 

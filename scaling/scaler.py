@@ -225,7 +225,7 @@ class Scaler:
                 self._restart = max(self._restart, since)
             # Only a job that reports its backlog is sized as a queue; without one, the paper's
             # threshold on the level. The noise is the filter's own estimate, where it has one.
-            noise = getattr(self.filter, "sigma", None)
+            noise = self.filter.noise
             queue = {"noise": noise, "slope": self._slope, "restart": self._restart}
         settling = backlog is not None and since is not None and since < policy.quiet
         demand = policy.demand(filtered, None if settling else backlog, **queue)

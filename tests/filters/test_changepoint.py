@@ -21,7 +21,7 @@ def test_noise_estimate_is_close_and_ignores_steps_and_spikes(sigma: float) -> N
     series[[100, 500, 501, 700]] = [9000.0, 0.0, 9000.0, 0.0]
     f = ChangePoint()
     f.filter(series)
-    assert f.sigma == pytest.approx(sigma, rel=0.1)
+    assert f.noise == pytest.approx(sigma, rel=0.1)
 
 
 def test_level_is_the_mean_since_the_change_with_a_standard_error_that_shrinks() -> None:
