@@ -290,13 +290,7 @@ def test_instances_racing_on_one_stream_serialise_and_the_losers_store_nothing(
         except StaleRevision:
             outcomes.append("stale")
 
-    threads = [threading.Thread(target=race, args=(o, i)) for i, o in enumerate(others)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for other in others:
-        other.close()
+    run_together(race, others)
     winners = [o for o in outcomes if o.startswith("won")]
     assert len(winners) == 1 and outcomes.count("stale") == 2
     index = int(winners[0].split()[1])
@@ -311,17 +305,11 @@ def test_a_put_racing_another_creates_the_stream_once(
     barrier = threading.Barrier(len(others))
     outcomes: list[str] = []
 
-    def put(replica: Store) -> None:
+    def put(replica: Store, index: int) -> None:
         barrier.wait()
         outcomes.append(replica.put_stream("clicks", SPEC, 2, {"t": None}, replace=False))
 
-    threads = [threading.Thread(target=put, args=(other,)) for other in others]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for other in others:
-        other.close()
+    run_together(put, others)
     assert sorted(outcomes) == ["created", "unchanged", "unchanged", "unchanged"]
 
 
@@ -409,6 +397,14 @@ def test_puts_and_deletes_racing_on_one_stream_never_fail(
         except BaseException as error:  # noqa: BLE001 - any failure is the test's finding
             errors.append(error)
 
+    run_together(work, others)
+    assert errors == []
+    stream = storage.get_stream("clicks")
+    assert stream is None or stream.initial_operators in (1, 2)
+
+
+def run_together(work: Callable[[Store, int], None], others: list[Store]) -> None:
+    """``work(replica, index)`` on each of ``others`` at once, in threads; then close them."""
     threads = [threading.Thread(target=work, args=(o, i)) for i, o in enumerate(others)]
     for thread in threads:
         thread.start()
@@ -416,6 +412,3 @@ def test_puts_and_deletes_racing_on_one_stream_never_fail(
         thread.join()
     for other in others:
         other.close()
-    assert errors == []
-    stream = storage.get_stream("clicks")
-    assert stream is None or stream.initial_operators in (1, 2)

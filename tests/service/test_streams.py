@@ -379,15 +379,7 @@ def test_a_replica_never_answers_from_a_cached_scaler_behind_the_database(
 ) -> None:
     """Two services on one database, as two replicas: each sees what the other applied."""
 
-    def replica() -> StreamService:
-        storage = (
-            Storage(tmp_path / "steadyscale.db")
-            if database_url is None
-            else PostgresStorage(database_url)
-        )
-        return StreamService(storage, retention=10_000, max_batch=1000)
-
-    one, two = replica(), replica()
+    one, two = replica(tmp_path, database_url), replica(tmp_path, database_url)
     samples = noisy(90)
     expected = uninterrupted(samples)
     one.put("orders", config())
@@ -436,15 +428,7 @@ def test_replicas_racing_on_one_stream_apply_every_batch_once(
     """Two clients send the same batches, in order, each batch to either replica at random:
     every batch reaches both replicas about at once, so commits race and the losers redo."""
 
-    def replica() -> StreamService:
-        storage = (
-            Storage(tmp_path / "steadyscale.db")
-            if database_url is None
-            else PostgresStorage(database_url)
-        )
-        return StreamService(storage, retention=10_000, max_batch=1000)
-
-    replicas = [replica(), replica()]
+    replicas = [replica(tmp_path, database_url), replica(tmp_path, database_url)]
     replicas[0].put("orders", config())
     samples = noisy(400)
     batches = [samples[start : start + 4] for start in range(0, len(samples), 4)]
@@ -517,3 +501,13 @@ def test_a_connection_lost_while_committing_is_in_doubt_and_the_resend_is_a_dupl
     assert (again.accepted, again.duplicates) == (0, 5)
     assert service.history("orders", None, 100) == uninterrupted(SAMPLES[:10])
     service.storage.close()
+
+
+def replica(tmp_path: Path, database_url: str | None) -> StreamService:
+    """A service on the test's database (SQLite file, or PostgreSQL at ``database_url``), as
+    one replica of several."""
+    if database_url is None:
+        storage: Storage | PostgresStorage = Storage(tmp_path / "steadyscale.db")
+    else:
+        storage = PostgresStorage(database_url)
+    return StreamService(storage, retention=10_000, max_batch=1000)
