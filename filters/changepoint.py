@@ -7,7 +7,7 @@ from collections import deque
 from typing import Any
 
 from filters.base import Denoiser, ParameterError, check_number
-from filters.level_statistics import censored_gaussian, change_start
+from filters.level_statistics import censored_gaussian, change_start, evident_drift
 from filters.noise import _is_finite_number
 
 # A difference of two samples carries the noise twice; winsorised at 3 of its deviations,
@@ -68,15 +68,17 @@ class ChangePoint(Denoiser):
        old level have the largest likelihood ratio of a shifted mean (the statistic may have
        left 0 early, lifted by noise before the change). Otherwise a sample within
        ``outlier`` deviations of the recent level joins the level; one further away does not
-       (it only counts as evidence of a change).
+       (it only counts as evidence of a change). Noise clipped at 0 has no low outliers, so
+       there a high sample is judged against the deviation before clipping (step 5).
     4. **Drift.** A level may also move by less than the CUSUM declares. Two means of the same
        samples are kept: :math:`L`, of all :math:`n` since the change, and :math:`E`, which
        forgets with weight :math:`(1 - 1/\\text{memory})` per sample. With no drift their
        difference is noise of variance :math:`v = \\hat\\sigma^2 (\\sum w^2/(\\sum w)^2 - 1/n)`
        (``w``: the weights of :math:`E`); a drift adds :math:`\\tau^2`, estimated as the mean
-       of :math:`(E - L)^2 - v` over about ``10 * memory`` samples. The level is the posterior mean
-       under that prior, :math:`\\mu = L + b (E - L)` with :math:`b = \\tau^2 / (\\tau^2 + v)`
-       (0 while the estimate is not positive): the mean of every sample while the data show no
+       of :math:`(E - L)^2 - v` over about ``10 * memory`` samples and counted only beyond one
+       standard error, :math:`v\\sqrt{2\\,\\text{memory}/\\text{samples}}`. The level is the
+       posterior mean under that prior, :math:`\\mu = L + b (E - L)` with
+       :math:`b = \\tau^2 / (\\tau^2 + v)`: the mean of every sample while the data show no
        drift, so a level that holds is known ever better (a fixed window wanders, and crosses
        the threshold of an operator it sits near), and the recent mean once they do.
     5. **Clipping at 0.** Volumes cannot be negative, so heavy noise is clipped at 0 and the
@@ -266,7 +268,12 @@ class ChangePoint(Denoiser):
         recent2 = self._recent_weight2 * keep * keep
         count = self._weight
         level = self._level
-        if -clip < z < clip:
+        # Clipped noise has no low outliers: leaving out high ones by sigma would bias it low.
+        if -clip < z < clip or (
+            z == clip
+            and self._recent_zeros > 0.0
+            and x - recent_level < clip * censored_gaussian(recent_level, self._recent_zeros)[1]
+        ):
             residual = x - recent_level
             steps = horizon if differences > horizon else differences
             self._covariance += (residual * self._residual - self._covariance) / steps
@@ -290,8 +297,10 @@ class ChangePoint(Denoiser):
         noise = noise * sigma * sigma if noise > 0.0 else 0.0
         difference = recent_level - level
         drift = self._drift
-        drift += (difference * difference - noise - drift) / (horizon if count > horizon else count)
+        looks = horizon if count > horizon else count
+        drift += (difference * difference - noise - drift) / looks
         self._drift = drift
+        drift = evident_drift(drift, noise, looks / memory)
         if drift <= 0.0:
             mean, zeros = level, self._zeros
         else:
@@ -316,7 +325,8 @@ class ChangePoint(Denoiser):
         recent_variance = self._recent_weight2 / (self._recent_weight * self._recent_weight)
         difference = self._recent_level - level
         noise = max(recent_variance - exact, 0.0) * sigma * sigma
-        drift = self._drift
+        looks = min(count / self.memory, _DRIFT_LOOKS)
+        drift = evident_drift(self._drift, noise, looks)
         if drift <= 0.0:
             return level, self._zeros, exact
         share = drift / (drift + noise)

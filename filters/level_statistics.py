@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from statistics import NormalDist
 
 _NORMAL = NormalDist()
@@ -23,6 +24,23 @@ def change_start(samples: list[float], level: float, shortest: int) -> list[floa
         if length >= shortest and score > best:
             best, start = score, index
     return samples[start:]
+
+
+def evident_drift(drift: float, noise: float, looks: float) -> float:
+    """The variance of a drift beyond one standard error of its estimate.
+
+    ``drift`` estimates :math:`\\tau^2` as the mean over ``looks`` independent looks of
+    :math:`(E - L)^2 - v`, where, without a drift, each :math:`(E - L)^2` is :math:`v`
+    (``noise``) times a chi-square of one degree of freedom, variance :math:`2v^2`: the mean
+    errs by :math:`v\\sqrt{2/\\text{looks}}`. Unbiased, the estimate is positive in half the runs
+    of a level that holds; counted only beyond its error, noise seldom passes for a drift.
+
+    >>> evident_drift(100.0, noise=200.0, looks=8.0)  # 100 - 200 sqrt(2/8): no evidence
+    0.0
+    >>> evident_drift(300.0, noise=200.0, looks=8.0)
+    200.0
+    """
+    return max(drift - noise * math.sqrt(2.0 / looks), 0.0)
 
 
 def censored_gaussian(observed_mean: float, zero_share: float) -> tuple[float, float]:
