@@ -40,7 +40,8 @@ def evident_drift(drift: float, noise: float, looks: float) -> float:
     >>> evident_drift(300.0, noise=200.0, looks=8.0)
     200.0
     """
-    return max(drift - noise * math.sqrt(2.0 / looks), 0.0)
+    excess = drift - noise * math.sqrt(2.0 / looks)
+    return excess if excess > 0.0 else 0.0
 
 
 def censored_gaussian(observed_mean: float, zero_share: float) -> tuple[float, float]:

@@ -4,8 +4,8 @@
   level, a burst of 3 such samples, or a single 0 never changes the operator count, neither then
   nor later (compared with the same run without them).
 * A sustained step from 320 to 540 tuples/s (7 -> 11 operators at capacity 50) under noise
-  sigma = 86 (SNR 5, amplitude definition) reaches 11 operators within 30 s in 39 of 40 runs,
-  15 s in the median.
+  sigma = 86 (SNR 5, amplitude definition) reaches 11 operators within 30 s, 15 s in the
+  median, except in runs that no estimate of the new level meets (1 of these 40).
 * A level that holds just above a threshold keeps its count (a flat real trace).
 """
 
@@ -54,15 +54,22 @@ def test_a_spike_a_burst_or_a_dropout_never_changes_the_count(
 
 
 def test_a_sustained_step_is_followed_within_30_seconds() -> None:
-    delays = []
+    delays, unreachable = [], []
     for seed in range(40):
         rng = np.random.default_rng(seed)
-        history = counts(noise(320.0, 86.0, 300, rng) + noise(540.0, 86.0, 120, rng), operators=7)
+        before, after = noise(320.0, 86.0, 300, rng), noise(540.0, 86.0, 120, rng)
+        history = counts(before + after, operators=7)
         assert history[299] == 7
         delays.append(next(i for i, n in enumerate(history[300:], start=1) if n >= 11))
-    # docs/default.md: median 13 s; 1 run in 100 takes longer than 30 s (38 s): there the 30
-    # samples after the step average 497.6, so no estimate of the new level reads 11 operators.
-    assert sum(delay > 30 for delay in delays) <= 1 and max(delays) <= 45, sorted(delays)
+        # Even an estimate that knew when the step came, the mean of exactly the samples after
+        # it, may read 10 operators at every length from 9 (the fewest a change is declared
+        # on) to 30: then no estimate of the new level meets 30 s (seed 8, 1 run in 1,000).
+        means = np.cumsum(after[:30]) / np.arange(1, 31)
+        if not (means[8:] > 500.0).any():
+            unreachable.append(seed)
+    late = [seed for seed, delay in enumerate(delays) if delay > 30]
+    # docs/default.md: median 13 s; late only where no estimate could be on time.
+    assert set(late) <= set(unreachable) and max(delays) <= 45, (late, unreachable)
     assert float(np.median(delays)) <= 15
 
 
