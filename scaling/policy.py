@@ -160,19 +160,21 @@ class ThresholdPolicy:
             filtered += backlog / self.catch_up
         return filtered / self.utilisation
 
-    def headroom(self, volume: float, noise: float, restart: float = 0.0) -> float:
+    def headroom(
+        self, volume: float, noise: float, restart: float = 0.0, backlog: float = 0.0
+    ) -> float:
         """Spare capacity h, tuples/s, that keeps a noisy queue's delay under ``latency``.
 
         Arrivals of mean :math:`v` = ``volume`` and per-second deviation :math:`\\sigma` =
         ``noise`` served at :math:`C = v + h` make the backlog a random walk drifting down by
         :math:`h` per second. A scaling operation stops processing for :math:`P` = ``restart``
-        seconds, leaving a backlog of about :math:`P v`; the delay exceeds :math:`L` =
-        ``latency`` once the backlog reaches :math:`L C`. A Brownian motion with drift
-        :math:`-h` and variance :math:`\\sigma^2` per second ever climbs by :math:`x` with
-        probability :math:`e^{-2 h x / \\sigma^2}`; setting that to ``RISK`` for
-        :math:`x = L(v + h) - P v` gives
+        seconds, leaving a backlog of about :math:`P v` on top of the :math:`B` = ``backlog``
+        it found; the delay exceeds :math:`L` = ``latency`` once the backlog reaches
+        :math:`L C`. A Brownian motion with drift :math:`-h` and variance :math:`\\sigma^2` per
+        second ever climbs by :math:`x` with probability :math:`e^{-2 h x / \\sigma^2}`;
+        setting that to ``RISK`` for :math:`x = L(v + h) - P v - B` gives
 
-        .. math:: L h^2 + (L - P) v h = \\sigma^2 \\ln(1/\\text{RISK}) / 2
+        .. math:: L h^2 + ((L - P) v - B) h = \\sigma^2 \\ln(1/\\text{RISK}) / 2
 
         whose positive root is returned (with :math:`P = 0`, the stationary tail of the
         reflected walk, :math:`P(B > LC) = \\text{RISK}`). It grows with the noise's variance,
@@ -185,32 +187,56 @@ class ThresholdPolicy:
         (10.9, 38.0)
         >>> policy.headroom(400.0, 0.0, 8.0), policy.headroom(400.0, 0.0, 12.0)
         (0.0, 80.0)
+        >>> round(policy.headroom(400.0, 114.0, 8.0, backlog=800.0), 1)  # the restart uses all L
+        67.0
         """
         if self.latency is None:
             return 0.0
         latency, volume = self.latency, max(volume, 0.0)
         spread = noise * noise * math.log(1.0 / RISK) / 2.0
-        slack = (latency - restart) * volume
+        slack = (latency - restart) * volume - max(backlog, 0.0)
         return (math.sqrt(slack * slack + 4.0 * latency * spread) - slack) / (2.0 * latency)
 
-    def recovery(self, backlog: float, volume: float, restart: float = 0.0) -> float:
-        """The volume whose capacity serves ``backlog`` and a restart's backlog within latency.
+    def recovery(
+        self, backlog: float, volume: float, restart: float = 0.0, noise: float = 0.0
+    ) -> float:
+        """The volume whose capacity serves a scale-up's backlog and restart within latency.
 
-        A scaling operation finds ``backlog`` tuples waiting and piles up ``restart × volume``
-        more while it restarts; a count whose capacity ``C`` satisfies ``(backlog + restart ×
-        volume) / C <= latency`` serves both within the latency:
+        A scale-up finds ``backlog`` tuples waiting and piles up ``restart × volume`` more while
+        it restarts; the new capacity must drain both without the noise taking the delay over
+        the latency: the ``volume`` plus its ``headroom`` with that backlog,
 
-        .. math:: d_{\text{recovery}} = (b + P v) / (L u)
+        .. math:: d_{\\text{recovery}} = (v + h(v, \\sigma, P, B)) / u
 
-        The Scaler makes every scale-up at least that big (it starts none for it). 0 with
-        ``latency=None``.
+        which without noise is :math:`\\max(v, (B + P v) / L) / u`. The Scaler makes every
+        scale-up of a job that reports its backlog at least that big (it starts none for it).
+        0 with ``latency=None``.
 
-        >>> ThresholdPolicy(capacity=50.0).recovery(2000.0, 400.0, restart=8.0)  # 5200 / 10
+        >>> policy = ThresholdPolicy(capacity=50.0)
+        >>> policy.recovery(2000.0, 400.0, restart=8.0)  # (2000 + 8 x 400) / 10
         520.0
+        >>> round(policy.recovery(2000.0, 400.0, restart=8.0, noise=114.0), 1)
+        549.9
         """
         if self.latency is None:
             return 0.0
-        return (backlog + restart * max(volume, 0.0)) / self.latency / self.utilisation
+        volume = max(volume, 0.0)
+        return (volume + self.headroom(volume, noise, restart, backlog)) / self.utilisation
+
+    def restart_room(self, operators: int, restart: float) -> float:
+        """The backlog, tuples, that a restart to ``operators`` can find without a late tuple.
+
+        A restart stops processing for ``restart`` seconds (:math:`P`), so a tuple waiting when
+        it starts is delayed by :math:`P` plus the backlog ahead of it drained at the new
+        capacity :math:`n c`: under ``latency`` while the backlog is at most
+        :math:`(L - P) n c`. ``inf`` with ``latency=None``.
+
+        >>> ThresholdPolicy(capacity=50.0).restart_room(8, restart=8.0)  # 2 s of 400 tuples/s
+        800.0
+        """
+        if self.latency is None:
+            return math.inf
+        return max(self.latency - restart, 0.0) * operators * self.capacity
 
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (tuples/s, finite), within the bounds."""

@@ -13,13 +13,12 @@ from filters.base import check_number, reject
 from scaling.decision import Action, Decision
 from scaling.guards import Guard, make_guard
 from scaling.policy import ThresholdPolicy
+from scaling.queue import demand_terms, held_for_restart, restarting, settling
 
 _SPEC_KEYS = {"filter", "policy", "guards"}
 # Seconds over which the slope of the filtered volume is smoothed: a changepoint level moves in
 # steps, and a ramp shows as several of them within a minute.
 SLOPE_MEMORY = 60.0
-# Share of the running capacity under which a job with work waiting counts as restarting.
-_RESTARTING = 0.5
 
 
 def default_spec(capacity: float) -> dict[str, Any]:
@@ -55,31 +54,6 @@ def _policy(settings: object) -> ThresholdPolicy:
     return ThresholdPolicy(**settings)
 
 
-def _demand_terms(
-    policy: ThresholdPolicy,
-    filtered: float,
-    backlog: float | None,
-    noise: float | None = None,
-    slope: float | None = None,
-    restart: float = 0.0,
-) -> str:
-    """How the demand differs from the filtered volume, for a decision's reason."""
-    terms = ""
-    ahead = policy.lead + restart
-    if slope is not None and slope > 0.0 and ahead > 0.0:
-        terms += f" + slope {slope:.3g}/s x {ahead:g} s"
-        filtered += slope * ahead
-    if noise is not None:
-        headroom = policy.headroom(filtered, noise, restart)
-        if headroom > 0.0:
-            terms += f" + headroom {headroom:.1f} (noise {noise:.1f}, restart {restart:g} s)"
-    if backlog and policy.catch_up is not None:
-        terms += f" + backlog {backlog:g} / {policy.catch_up:g} s"
-    if policy.utilisation != 1.0:
-        terms += f", at utilisation {policy.utilisation:g}"
-    return terms
-
-
 class Scaler:
     """Volume samples in, operator counts out: the one object every user of steadyscale drives.
 
@@ -95,11 +69,14 @@ class Scaler:
        measured from the reports, and drains the backlog (``ThresholdPolicy.demand``); a
        volume-only sample asks for ``policy.needed(filtered)``, the paper's threshold;
     4. applies each guard in order, each to the previous one's output;
-    5. makes a scale-up of a job that reports its backlog at least
+    5. for a job that reports its backlog (``scaling.queue``): makes a scale-up at least
        ``policy.needed(policy.recovery(...))``, big enough to serve the backlog it finds and its
-       own restart's within the latency; then brings the result into the policy's bounds,
-       ``operators = policy.clamp(target)``;
-    6. tells each guard what happened (``record``) and returns a ``Decision``.
+       own restart's within the latency despite the noise; postpones an operation whose restart
+       would find more backlog than it can delay and stay within the latency, while the running
+       count keeps up (``held_for_restart``); and holds scale-downs for ``policy.quiet``
+       seconds after the running count changed and after the first sample (``settling``);
+    6. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
+    7. tells each guard what happened (``record``) and returns a ``Decision``.
 
     The bounds are hard limits applied after the guards, so the initial ``operators`` may lie
     outside them (it is the count actually running, e.g. a job started by hand): the first
@@ -189,7 +166,9 @@ class Scaler:
         an integer), and nothing changes then. A sample with ``running`` and ``processed``
         measures the restart: the longest time from a change of the running count to the last
         sample, within the quiet period, in which the job had more than a second of work
-        waiting and processed under half of its capacity.
+        waiting and processed under half of its capacity. The first sample of a job that
+        reports its backlog starts a quiet period, as a change of the count does: the Scaler
+        has not seen how long the job has been running.
         """
         check_number("Scaler", "volume", volume, minimum=0)
         check_number("Scaler", "t", t)
@@ -209,33 +188,31 @@ class Scaler:
             self._slope += weight * ((filtered - self._filtered) / elapsed - self._slope)
         self._filtered = filtered
         previous = self._operators if running is None else int(running)
-        if previous != self._operators:  # a change made elsewhere (or not made) counts too
+        # A change made elsewhere (or not made) counts too; so does the start of a queue: the
+        # Scaler has not seen how long the job has been running, or what it last restarted to.
+        if previous != self._operators or (backlog is not None and self._last_t is None):
             self._changed_at = t
         policy = self.policy
-        # Right after a scaling operation a reported backlog is mostly the restart's own: it
-        # neither raises the count nor, by its absence, lowers it until the quiet period ends.
         since = None if self._changed_at is None else t - self._changed_at
         queue: dict[str, Any] = {}
+        quiet = False
         if backlog is not None:
-            capacity = previous * policy.capacity
-            # Work was waiting but under half of it was processed: still restarting. The
-            # longest restart seen is what the next operation is planned to cost.
-            restarting = processed is not None and processed < _RESTARTING * capacity < backlog
-            if restarting and since is not None and since < policy.quiet:
-                self._restart = max(self._restart, since)
+            # The longest restart seen is what the next operation is planned to cost.
+            if restarting(previous, policy.capacity, backlog, processed):
+                if since is not None and since < policy.quiet:
+                    self._restart = max(self._restart, since)
             # Only a job that reports its backlog is sized as a queue; without one, the paper's
             # threshold on the level. The noise is the filter's own estimate, where it has one.
-            noise = self.filter.noise
-            queue = {"noise": noise, "slope": self._slope, "restart": self._restart}
-        settling = backlog is not None and since is not None and since < policy.quiet
-        demand = policy.demand(filtered, None if settling else backlog, **queue)
+            queue = {"noise": self.filter.noise, "slope": self._slope, "restart": self._restart}
+            quiet = settling(policy, since, backlog, previous, processed)
+        demand = policy.demand(filtered, None if quiet else backlog, **queue)
         if spread is not None:
             spread /= policy.utilisation
         target = policy.needed(demand)
         relation = ">" if target > previous else "<" if target < previous else "="
         wanted = f"filtered {filtered:.1f}"
         if demand != filtered:
-            terms = _demand_terms(policy, filtered, None if settling else backlog, **queue)
+            terms = demand_terms(policy, filtered, None if quiet else backlog, **queue)
             wanted = f"demand {demand:.1f} ({wanted}{terms})"
         reasons = [f"{wanted} needs {target} {relation} {previous}"]
         given = []
@@ -246,17 +223,9 @@ class Scaler:
             )
             if reason is not None:
                 reasons.append(reason)
-        if backlog is not None and target > previous:
-            # A scale-up is made big enough to serve the backlog it finds, and the one its own
-            # restart piles up, within the latency: it does not start one, it sizes one.
-            served = policy.needed(policy.recovery(backlog, filtered, self._restart))
-            if served > target:
-                reasons.append(
-                    f"raised to {served}: backlog {backlog:g} + restart {self._restart:g} s x "
-                    f"{filtered:.1f} served within {policy.latency:g} s"
-                )
-                target = served
-        if settling and target < previous:
+        if backlog is not None:
+            target = self._queue_target(target, previous, backlog, filtered, reasons)
+        if quiet and target < previous:
             reasons.append(
                 f"held: {since:g} s after a scaling operation < quiet {policy.quiet:g} s"
             )
@@ -286,6 +255,28 @@ class Scaler:
             running=None if running is None else int(running),
             processed=None if processed is None else float(processed),
         )
+
+    def _queue_target(
+        self, target: int, previous: int, backlog: float, level: float, reasons: list[str]
+    ) -> int:
+        """``target`` sized and timed for a job that reports its ``backlog`` (step 5)."""
+        policy, restart = self.policy, self._restart
+        if target > previous:
+            # A scale-up is made big enough to serve the backlog it finds, and the one its own
+            # restart piles up, within the latency despite the noise: it sizes one, starts none.
+            noise = self.filter.noise or 0.0
+            served = policy.needed(policy.recovery(backlog, level, restart, noise))
+            if served > target:
+                reasons.append(
+                    f"raised to {served}: backlog {backlog:g} + restart {restart:g} s x "
+                    f"{level:.1f} served within {policy.latency:g} s"
+                )
+                target = served
+        held = held_for_restart(policy, target, previous, backlog, level, restart)
+        if held is not None:
+            reasons.append(held)
+            target = previous
+        return target
 
     @property
     def spec(self) -> dict[str, Any]:

@@ -291,9 +291,12 @@ def test_backlog_is_drained_over_the_catch_up_time_with_utilisation_headroom() -
         "demand 425.0 (filtered 300.0 + backlog 2400 / 60 s, at utilisation 0.8) needs 9 > 8"
     )
     # By default a backlog is drained over 300 s; with catch_up=None it is only reported.
+    # (The first sample of a queue starts its quiet period, as a restart does: see test_queue.)
     default = Scaler(make_filter("raw"), POLICY, operators=6)
+    assert default.observe(300.0, -60.0, backlog=0.0).operators == 6
     assert default.observe(300.0, 0.0, backlog=3000.0).operators == 7  # 300 + 10 tuples/s
     ignoring = Scaler(make_filter("raw"), ThresholdPolicy(50.0, catch_up=None), operators=6)
+    assert ignoring.observe(300.0, -60.0, backlog=0.0).operators == 6
     assert ignoring.observe(300.0, 0.0, backlog=1e6).operators == 6
 
 

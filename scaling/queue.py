@@ -1,0 +1,122 @@
+"""What the Scaler does differently for a job that reports its backlog: a queue a restart stops.
+
+A scaling operation stops processing while operators move (the restart), so the work waiting
+then waits ``restart`` seconds longer, and more piles up. These pure functions decide, from
+the policy and what the job reports, when a backlog is the restart's own (``settling``), when
+an operation should wait for the backlog to fall (``held_for_restart``), and how the demand
+is made up, for a decision's reason (``demand_terms``).
+"""
+
+from __future__ import annotations
+
+from scaling.policy import ThresholdPolicy
+
+# Share of the running capacity under which a job with work waiting counts as restarting.
+RESTARTING = 0.5
+
+
+def restarting(operators: int, capacity: float, backlog: float, processed: float | None) -> bool:
+    """Work was waiting but under half of the running capacity was processed.
+
+    >>> restarting(4, 50.0, backlog=500.0, processed=0.0), restarting(4, 50.0, 500.0, 200.0)
+    (True, False)
+    """
+    running = operators * capacity
+    return processed is not None and processed < RESTARTING * running < backlog
+
+
+def delay(policy: ThresholdPolicy, backlog: float, operators: int) -> float:
+    """Seconds the last waiting tuple waits: the backlog drained at the running capacity.
+
+    >>> delay(ThresholdPolicy(capacity=50.0), 1000.0, 4)
+    5.0
+    """
+    return backlog / (max(operators, 1) * policy.capacity)
+
+
+def settling(
+    policy: ThresholdPolicy,
+    since: float | None,
+    backlog: float,
+    operators: int,
+    processed: float | None,
+) -> bool:
+    """Whether a reported backlog is the restart's own, ``since`` seconds after a change.
+
+    For ``policy.quiet`` seconds after the running count changed, the backlog neither raises
+    the count nor, by its absence, lowers it: the new count drains what the restart piled up
+    (FLINK-31318, keda#5008). Except once processing has resumed and the delay is already
+    over the latency: the count that runs is too small, and waiting out the quiet period
+    would only let the backlog grow.
+
+    >>> policy = ThresholdPolicy(capacity=50.0)
+    >>> settling(policy, 20.0, 1500.0, 4, processed=200.0)  # 7.5 s < 10 s: still draining
+    True
+    >>> settling(policy, 20.0, 2500.0, 4, processed=200.0)  # 12.5 s: too few operators
+    False
+    """
+    if since is None or since >= policy.quiet:
+        return False
+    if policy.latency is None or restarting(operators, policy.capacity, backlog, processed):
+        return True
+    return delay(policy, backlog, operators) <= policy.latency
+
+
+def held_for_restart(
+    policy: ThresholdPolicy,
+    target: int,
+    operators: int,
+    backlog: float,
+    level: float,
+    restart: float,
+) -> str | None:
+    """Why changing ``operators`` to ``target`` should wait, or ``None`` if it should not.
+
+    The restart adds ``restart`` seconds to the delay of all the work waiting when it starts
+    (``ThresholdPolicy.restart_room``): an operation that finds more than that backlog takes
+    the delay over the latency by itself. Such an operation waits for the backlog to fall,
+    while the count that runs keeps up: always for a scale-down; for a scale-up only while
+    the filtered ``level`` is under the running capacity and the delay within the latency
+    (otherwise waiting only lets the backlog grow).
+
+    >>> policy = ThresholdPolicy(capacity=50.0)
+    >>> held_for_restart(policy, 8, 7, backlog=1000.0, level=330.0, restart=8.0)
+    'held: backlog 1000 > 800 that a restart to 8 can find within 10 s latency'
+    >>> held_for_restart(policy, 8, 7, backlog=1000.0, level=360.0, restart=8.0) is None
+    True
+    """
+    room = policy.restart_room(target, restart)
+    if policy.latency is None or target == operators or backlog <= room:
+        return None
+    in_time = delay(policy, backlog, operators) <= policy.latency
+    if target > operators and not (level < operators * policy.capacity and in_time):
+        return None
+    return (
+        f"held: backlog {backlog:g} > {room:g} that a restart to {target} can find within "
+        f"{policy.latency:g} s latency"
+    )
+
+
+def demand_terms(
+    policy: ThresholdPolicy,
+    filtered: float,
+    backlog: float | None,
+    noise: float | None = None,
+    slope: float | None = None,
+    restart: float = 0.0,
+) -> str:
+    """How the demand differs from the filtered volume, for a decision's reason."""
+    terms = ""
+    ahead = policy.lead + restart
+    if slope is not None and slope > 0.0 and ahead > 0.0:
+        terms += f" + slope {slope:.3g}/s x {ahead:g} s"
+        filtered += slope * ahead
+    if noise is not None:
+        headroom = policy.headroom(filtered, noise, restart)
+        if headroom > 0.0:
+            terms += f" + headroom {headroom:.1f} (noise {noise:.1f}, restart {restart:g} s)"
+    if backlog and policy.catch_up is not None:
+        terms += f" + backlog {backlog:g} / {policy.catch_up:g} s"
+    if policy.utilisation != 1.0:
+        terms += f", at utilisation {policy.utilisation:g}"
+    return terms

@@ -1,0 +1,93 @@
+"""A job that reports its backlog: quiet periods, operations timed for the restart, sizing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from filters import make_filter
+from scaling import Scaler, ThresholdPolicy
+from scaling.queue import delay, held_for_restart, settling
+
+POLICY = ThresholdPolicy(capacity=50.0)
+
+
+def test_restart_room_is_the_backlog_a_restart_can_find_within_the_latency() -> None:
+    assert POLICY.restart_room(8, restart=8.0) == pytest.approx(800.0)  # (10 - 8) s x 400
+    assert POLICY.restart_room(8, restart=0.0) == pytest.approx(4000.0)
+    assert POLICY.restart_room(8, restart=12.0) == 0.0  # a restart longer than the latency
+    assert ThresholdPolicy(50.0, latency=None).restart_room(8, 8.0) == math.inf
+
+
+def test_recovery_adds_headroom_for_the_noise_on_top_of_the_backlog_and_restart() -> None:
+    # Without noise: the capacity that drains backlog + restart x volume within the latency,
+    # and never less than the volume itself.
+    assert POLICY.recovery(2000.0, 400.0, restart=8.0) == pytest.approx(520.0)
+    assert POLICY.recovery(0.0, 400.0, restart=8.0) == pytest.approx(400.0)
+    noisy = POLICY.recovery(2000.0, 400.0, restart=8.0, noise=114.0)
+    assert noisy > 520.0
+    # The headroom with that backlog is the one whose risk is RISK from where it starts.
+    headroom = POLICY.headroom(400.0, 114.0, 8.0, backlog=2000.0)
+    assert noisy == pytest.approx(400.0 + headroom)
+    assert POLICY.headroom(400.0, 114.0, 8.0, backlog=2000.0) > POLICY.headroom(400.0, 114.0, 8.0)
+    assert ThresholdPolicy(50.0, latency=None).recovery(2000.0, 400.0, 8.0, 114.0) == 0.0
+
+
+def test_an_operation_that_the_restart_would_make_late_waits_while_the_count_keeps_up() -> None:
+    # 7 run (350 tuples/s), the level is 330, 1,000 tuples wait (2.9 s): a restart to 8 adds
+    # 8 s to all of them (8 + 2.5 > 10), so the scale-up waits for the backlog to fall.
+    held = held_for_restart(POLICY, 8, 7, backlog=1000.0, level=330.0, restart=8.0)
+    assert held is not None and "1000 > 800" in held
+    assert held_for_restart(POLICY, 8, 7, backlog=700.0, level=330.0, restart=8.0) is None
+    # The count that runs does not keep up (or the delay is already over the latency):
+    # waiting only lets the backlog grow, so the scale-up goes ahead.
+    assert held_for_restart(POLICY, 8, 7, backlog=1000.0, level=360.0, restart=8.0) is None
+    assert held_for_restart(POLICY, 8, 7, backlog=3600.0, level=330.0, restart=8.0) is None
+    # A scale-down always waits for a backlog its restart would make late.
+    assert held_for_restart(POLICY, 6, 7, backlog=700.0, level=200.0, restart=8.0) is not None
+    assert held_for_restart(POLICY, 6, 7, backlog=500.0, level=200.0, restart=8.0) is None
+    assert held_for_restart(POLICY, 7, 7, backlog=1e6, level=200.0, restart=8.0) is None
+    no_latency = ThresholdPolicy(50.0, latency=None)
+    assert held_for_restart(no_latency, 6, 7, backlog=1e6, level=200.0, restart=8.0) is None
+
+
+def test_settling_ends_early_when_the_new_count_is_already_late() -> None:
+    assert delay(POLICY, 1500.0, 4) == pytest.approx(7.5)
+    assert settling(POLICY, 20.0, 1500.0, 4, processed=200.0)  # draining, within the latency
+    assert not settling(POLICY, 20.0, 2500.0, 4, processed=200.0)  # 12.5 s: too few
+    assert settling(POLICY, 5.0, 2500.0, 4, processed=0.0)  # still restarting
+    assert not settling(POLICY, 60.0, 100.0, 4, processed=200.0)  # the quiet period is over
+    assert not settling(POLICY, None, 100.0, 4, processed=200.0)  # nothing changed yet
+
+
+def test_the_first_sample_of_a_queue_starts_a_quiet_period() -> None:
+    # The Scaler has not seen the job restart: it scales a queue down only after `quiet`.
+    queue = Scaler(make_filter("raw"), POLICY, operators=8)
+    first = queue.observe(200.0, 0.0, backlog=0.0, running=8, processed=200.0)
+    assert first.operators == 8 and "held: 0 s after a scaling operation" in first.reason
+    assert queue.observe(200.0, 59.0, backlog=0.0, running=8, processed=200.0).operators == 8
+    assert queue.observe(200.0, 60.0, backlog=0.0, running=8, processed=200.0).operators == 4
+    # A volume-only stream is not a queue: it scales down at once, as before.
+    plain = Scaler(make_filter("raw"), POLICY, operators=8)
+    assert plain.observe(200.0, 0.0).operators == 4
+    # A scale-up is never held by the quiet period.
+    rising = Scaler(make_filter("raw"), POLICY, operators=4)
+    assert rising.observe(320.0, 0.0, backlog=0.0, running=4, processed=200.0).operators == 7
+
+
+def test_a_scaler_times_and_sizes_a_queue_s_operations_for_its_restart() -> None:
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None)
+    scaler = Scaler(make_filter("raw"), policy, operators=7)
+    scaler.observe(300.0, 0.0, backlog=0.0, running=7, processed=300.0)
+    # A restart to 8 measured at 8 s: a scale-up 10 s later ...
+    assert scaler.observe(360.0, 10.0, backlog=0.0, running=7, processed=350.0).operators == 8
+    for t in range(11, 19):  # ... stops processing for 8 s
+        scaler.observe(360.0, float(t), backlog=360.0 * (t - 10), running=8, processed=0.0)
+    assert scaler.state_dict()["restart"] == pytest.approx(8.0)
+    # 2 minutes on, 1,000 tuples wait and the level needs 6: a restart to 6 now would leave
+    # the last of them 8 + 1000 / 300 > 10 s late, so the scale-down waits ...
+    late = scaler.observe(280.0, 130.0, backlog=1000.0, running=8, processed=400.0)
+    assert late.operators == 8 and "held: backlog 1000 > 600" in late.reason
+    # ... until the backlog has fallen.
+    assert scaler.observe(280.0, 131.0, backlog=100.0, running=8, processed=400.0).operators == 6
