@@ -29,6 +29,8 @@ RISK = 0.001
 # has added capacity (the actuation delay and restart), and no further. (30 s was also tried on
 # the compare grid and was no cheaper once scale-ups were sized by ``recovery``.)
 LEAD = 0.0
+# Seconds a scaling operation is assumed to stop processing until the Scaler has watched one.
+RESTART = 8.0
 
 
 class ThresholdPolicy:
@@ -83,6 +85,9 @@ class ThresholdPolicy:
     lead
         Seconds (>= 0, default 0) to look ahead along a rising level beyond the restart the
         Scaler measures (e.g. a known provisioning delay that the job does not report).
+    restart
+        Seconds (>= 0) a scaling operation is assumed to stop processing until the Scaler has
+        measured one from what the job reports (Flink's ``job.autoscaler.restart.time``).
 
     Integral floats (``2.0``) are accepted for the counts and stored as ``int``.
 
@@ -105,6 +110,7 @@ class ThresholdPolicy:
         quiet: float = QUIET,
         latency: float | None = LATENCY,
         lead: float = LEAD,
+        restart: float = RESTART,
     ) -> None:
         owner = type(self).__name__
         check_number(owner, "capacity", capacity, minimum=0, exclusive_minimum=True)
@@ -120,6 +126,7 @@ class ThresholdPolicy:
         if latency is not None:
             check_number(owner, "latency", latency, minimum=0, exclusive_minimum=True)
         check_number(owner, "lead", lead, minimum=0)
+        check_number(owner, "restart", restart, minimum=0)
         self.capacity = float(capacity)
         self.min_operators = int(min_operators)
         self.max_operators = None if max_operators is None else int(max_operators)
@@ -128,6 +135,7 @@ class ThresholdPolicy:
         self.quiet = float(quiet)
         self.latency = None if latency is None else float(latency)
         self.lead = float(lead)
+        self.restart = float(restart)
 
     def demand(
         self,
@@ -275,6 +283,8 @@ class ThresholdPolicy:
             spec["latency"] = self.latency
         if self.lead != LEAD:
             spec["lead"] = self.lead
+        if self.restart != RESTART:
+            spec["restart"] = self.restart
         return spec
 
     def __eq__(self, other: object) -> bool:

@@ -2,9 +2,10 @@
 
 A scaling operation stops processing while operators move (the restart), so the work waiting
 then waits ``restart`` seconds longer, and more piles up. These pure functions decide, from
-the policy and what the job reports, when a backlog is the restart's own (``settling``), when
-an operation should wait for the backlog to fall (``held_for_restart``), and how the demand
-is made up, for a decision's reason (``demand_terms``).
+the policy and what the job reports, when a backlog is the restart's own (``settling``), how
+long a restart takes (``measure_restart``), how big a scale-up must be and when an operation
+should wait for the backlog to fall (``queue_target``, ``held_for_restart``), and how the
+demand is made up, for a decision's reason (``demand_terms``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,71 @@ def held_for_restart(
         f"held: backlog {backlog:g} > {room:g} that a restart to {target} can find within "
         f"{policy.latency:g} s latency"
     )
+
+
+def measure_restart(
+    policy: ThresholdPolicy,
+    measured: float | None,
+    since: float,
+    operators: int,
+    backlog: float,
+    processed: float,
+) -> float | None:
+    """The restart measured so far, after a sample ``since`` seconds after a change of count.
+
+    Within the quiet period, a sample of a job still ``restarting`` makes the restart at least
+    ``since``; one that processes normally makes it at least 0 (measured: nothing stopped).
+    The longest is kept: it is what the next operation is planned to cost.
+
+    >>> policy = ThresholdPolicy(capacity=50.0)
+    >>> measure_restart(policy, None, 1.0, 8, backlog=0.0, processed=390.0)
+    0.0
+    >>> measure_restart(policy, 0.0, 6.0, 8, backlog=2400.0, processed=0.0)
+    6.0
+    >>> measure_restart(policy, None, 90.0, 8, backlog=2400.0, processed=0.0) is None
+    True
+    """
+    if since >= policy.quiet:
+        return measured
+    waiting = restarting(operators, policy.capacity, backlog, processed)
+    return max(measured or 0.0, since if waiting else 0.0)
+
+
+def queue_target(
+    policy: ThresholdPolicy,
+    target: int,
+    operators: int,
+    backlog: float,
+    level: float,
+    noise: float,
+    restart: float,
+    reasons: list[str],
+) -> int:
+    """``target`` sized and timed for a job that reports its ``backlog``; why, in ``reasons``.
+
+    A scale-up is made big enough to serve the backlog it finds and the one its own restart
+    piles up within the latency despite the ``noise`` (``ThresholdPolicy.recovery``: it sizes
+    a scale-up and starts none); then any operation waits while ``held_for_restart`` says so.
+
+    >>> reasons: list[str] = []
+    >>> queue_target(ThresholdPolicy(capacity=50.0), 10, 9, 3000.0, 500.0, 0.0, 8.0, reasons)
+    14
+    >>> reasons
+    ['raised to 14: backlog 3000 + restart 8 s x 500.0 served within 10 s']
+    """
+    if target > operators:
+        served = policy.needed(policy.recovery(backlog, level, restart, noise))
+        if served > target:
+            reasons.append(
+                f"raised to {served}: backlog {backlog:g} + restart {restart:g} s x "
+                f"{level:.1f} served within {policy.latency:g} s"
+            )
+            target = served
+    held = held_for_restart(policy, target, operators, backlog, level, restart)
+    if held is not None:
+        reasons.append(held)
+        target = operators
+    return target
 
 
 def demand_terms(

@@ -13,7 +13,7 @@ from filters.base import check_number, reject
 from scaling.decision import Action, Decision
 from scaling.guards import Guard, make_guard
 from scaling.policy import ThresholdPolicy
-from scaling.queue import demand_terms, held_for_restart, restarting, settling
+from scaling.queue import demand_terms, measure_restart, queue_target, settling
 
 _SPEC_KEYS = {"filter", "policy", "guards"}
 # Seconds over which the slope of the filtered volume is smoothed: a changepoint level moves in
@@ -140,7 +140,10 @@ class Scaler:
         self._changed_at: float | None = None  # t of the last change of the running count
         self._filtered: float | None = None  # the last filtered volume
         self._slope = 0.0  # its rate of change, tuples/s per second, smoothed over SLOPE_MEMORY
-        self._restart = 0.0  # longest seen from a scaling decision until processing resumed, s
+        # Longest seen from a change of the running count until processing resumed, s; None
+        # until an operation has been watched (the policy's assumed ``restart`` stands in).
+        self._restart: float | None = None
+        self._started_at: float | None = None  # t of the first sample of a queue
 
     @property
     def operators(self) -> int:
@@ -188,22 +191,24 @@ class Scaler:
             self._slope += weight * ((filtered - self._filtered) / elapsed - self._slope)
         self._filtered = filtered
         previous = self._operators if running is None else int(running)
-        # A change made elsewhere (or not made) counts too; so does the start of a queue: the
-        # Scaler has not seen how long the job has been running, or what it last restarted to.
-        if previous != self._operators or (backlog is not None and self._last_t is None):
+        if previous != self._operators:  # a change made elsewhere (or not made) counts too
             self._changed_at = t
+        if backlog is not None and self._last_t is None:
+            self._started_at = t  # the Scaler has not seen how long this queue has run
         policy = self.policy
-        since = None if self._changed_at is None else t - self._changed_at
         queue: dict[str, Any] = {}
         quiet = False
+        since = self._since(t)
         if backlog is not None:
-            # The longest restart seen is what the next operation is planned to cost.
-            if restarting(previous, policy.capacity, backlog, processed):
-                if since is not None and since < policy.quiet:
-                    self._restart = max(self._restart, since)
+            if processed is not None and self._changed_at is not None:
+                self._restart = measure_restart(
+                    policy, self._restart, t - self._changed_at, previous, backlog, processed
+                )
             # Only a job that reports its backlog is sized as a queue; without one, the paper's
             # threshold on the level. The noise is the filter's own estimate, where it has one.
-            queue = {"noise": self.filter.noise, "slope": self._slope, "restart": self._restart}
+            restart = self.restart
+            noise = self.filter.noise or 0.0  # none kept: the restart still needs its headroom
+            queue = {"noise": noise, "slope": self._slope, "restart": restart}
             quiet = settling(policy, since, backlog, previous, processed)
         demand = policy.demand(filtered, None if quiet else backlog, **queue)
         if spread is not None:
@@ -224,10 +229,14 @@ class Scaler:
             if reason is not None:
                 reasons.append(reason)
         if backlog is not None:
-            target = self._queue_target(target, previous, backlog, filtered, reasons)
+            noise = self.filter.noise or 0.0
+            target = queue_target(
+                policy, target, previous, backlog, filtered, noise, self.restart, reasons
+            )
         if quiet and target < previous:
             reasons.append(
-                f"held: {since:g} s after a scaling operation < quiet {policy.quiet:g} s"
+                f"held: {since:g} s after a scaling operation or the first sample < quiet "
+                f"{policy.quiet:g} s"
             )
             target = previous
         operators = policy.clamp(target)
@@ -256,27 +265,16 @@ class Scaler:
             processed=None if processed is None else float(processed),
         )
 
-    def _queue_target(
-        self, target: int, previous: int, backlog: float, level: float, reasons: list[str]
-    ) -> int:
-        """``target`` sized and timed for a job that reports its ``backlog`` (step 5)."""
-        policy, restart = self.policy, self._restart
-        if target > previous:
-            # A scale-up is made big enough to serve the backlog it finds, and the one its own
-            # restart piles up, within the latency despite the noise: it sizes one, starts none.
-            noise = self.filter.noise or 0.0
-            served = policy.needed(policy.recovery(backlog, level, restart, noise))
-            if served > target:
-                reasons.append(
-                    f"raised to {served}: backlog {backlog:g} + restart {restart:g} s x "
-                    f"{level:.1f} served within {policy.latency:g} s"
-                )
-                target = served
-        held = held_for_restart(policy, target, previous, backlog, level, restart)
-        if held is not None:
-            reasons.append(held)
-            target = previous
-        return target
+    @property
+    def restart(self) -> float:
+        """Seconds an operation is planned to stop processing: the longest measured, or the
+        policy's assumed ``restart`` until the Scaler has watched an operation."""
+        return self.policy.restart if self._restart is None else self._restart
+
+    def _since(self, t: float) -> float | None:
+        """Seconds since the running count last changed or a queue's first sample, if any."""
+        marks = [mark for mark in (self._changed_at, self._started_at) if mark is not None]
+        return t - max(marks) if marks else None
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -335,6 +333,7 @@ class Scaler:
             "filtered": self._filtered,
             "slope": self._slope,
             "restart": self._restart,
+            "started_at": self._started_at,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -346,17 +345,24 @@ class Scaler:
         fields = ["spec", "filter", "guards", "operators", "t"]
         # Fields added later, and what a state saved before them loads as: nothing changed,
         # no level seen, no slope, no restart measured.
-        later = {"changed_at": None, "filtered": None, "slope": 0.0, "restart": 0.0}
+        later = {
+            "changed_at": None,
+            "filtered": None,
+            "slope": 0.0,
+            "restart": 0.0,
+            "started_at": None,
+        }
         if not isinstance(state, dict) or not set(fields) <= set(state) <= {*fields, *later}:
             raise ValueError(f"state must be a dict with the keys {fields + list(later)}")
         state = {**later, **state}
         if state["spec"] != self.spec:
             raise ValueError(f"state was taken from {state['spec']!r}, not from {self.spec!r}")
         check_number("Scaler", "operators", state["operators"], minimum=0, integer=True)
-        for field in ("t", "changed_at", "filtered", "slope"):
+        for field in ("t", "changed_at", "filtered", "slope", "started_at"):
             if state[field] is not None:
                 check_number("Scaler", field, state[field])
-        check_number("Scaler", "restart", state["restart"], minimum=0)
+        if state["restart"] is not None:
+            check_number("Scaler", "restart", state["restart"], minimum=0)
         guard_states = state["guards"]
         if not isinstance(guard_states, list | tuple) or len(guard_states) != len(self.guards):
             raise ValueError(f"state has guards={guard_states!r}, one state per guard expected")
@@ -374,4 +380,5 @@ class Scaler:
         self._changed_at = None if state["changed_at"] is None else float(state["changed_at"])
         self._filtered = None if state["filtered"] is None else float(state["filtered"])
         self._slope = float(state["slope"])
-        self._restart = float(state["restart"])
+        self._restart = None if state["restart"] is None else float(state["restart"])
+        self._started_at = None if state["started_at"] is None else float(state["started_at"])

@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 
 from filters import available_filters
 from scaling import available_guards
-from scaling.policy import CATCH_UP, QUIET
+from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, RESTART
 from service.bounds import (
     MAX_ABS_T,
     MAX_BACKLOG,
@@ -108,6 +108,28 @@ class PolicySpec(BaseModel):
         le=MAX_SECONDS,
         description="Seconds after a scaling operation during which a sample that reports a "
         "backlog neither scales up for it nor down.",
+    )
+    latency: Annotated[
+        float | None, bounded("latency", 1e-3, MAX_SECONDS, "seconds", nullable=True)
+    ] = Field(
+        default=LATENCY,
+        ge=1e-3,
+        le=MAX_SECONDS,
+        description="Queueing delay, seconds, that a job reporting its backlog is kept under "
+        "(headroom for the noise, scale-ups sized and timed for the restart); null: none.",
+    )
+    lead: Annotated[float, bounded("lead", 0.0, MAX_SECONDS, "seconds")] = Field(
+        default=LEAD,
+        ge=0.0,
+        le=MAX_SECONDS,
+        description="Seconds to look ahead along a rising level beyond the measured restart.",
+    )
+    restart: Annotated[float, bounded("restart", 0.0, MAX_SECONDS, "seconds")] = Field(
+        default=RESTART,
+        ge=0.0,
+        le=MAX_SECONDS,
+        description="Seconds a scaling operation is assumed to stop processing until one has "
+        "been measured from the samples' running and processed counts.",
     )
 
 

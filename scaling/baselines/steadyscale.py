@@ -7,7 +7,7 @@ from typing import Any
 
 from filters.base import Configurable, reject
 from scaling.baselines.observation import Observation
-from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET
+from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, RESTART
 from scaling.scaler import Scaler
 
 
@@ -27,7 +27,7 @@ class ScalerPolicy(Configurable):
         Denoiser spec, e.g. ``"tvd"`` or ``{"name": "moving_median", "w": 120}``; ``None``: the
         default (``scaling.default_spec``: ``changepoint`` and, unless ``guards`` are given, the
         ``confidence`` guard).
-    capacity, min_operators, max_operators, utilisation, catch_up, quiet, latency, lead
+    capacity, min_operators, max_operators, utilisation, catch_up, quiet, latency, lead, restart
         The ``ThresholdPolicy``.
     guards
         Guard specs, applied in order; ``None``: none, or the default's with ``filter=None``.
@@ -60,11 +60,13 @@ class ScalerPolicy(Configurable):
         quiet: float = QUIET,
         latency: float | None = LATENCY,
         lead: float = LEAD,
+        restart: float = RESTART,
         reported: bool = False,
     ) -> None:
         policy: dict[str, Any] = {"capacity": capacity, "min_operators": min_operators}
         policy |= {"max_operators": max_operators, "utilisation": utilisation}
         policy |= {"catch_up": catch_up, "quiet": quiet, "latency": latency, "lead": lead}
+        policy["restart"] = restart
         spec: dict[str, Any] = {"policy": policy}
         if filter is not None:
             spec["filter"] = {"name": filter} if isinstance(filter, str) else dict(filter)

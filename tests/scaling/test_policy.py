@@ -121,9 +121,12 @@ def test_look_ahead_only_along_a_rising_level() -> None:
 def test_new_settings_appear_in_the_spec_only_when_not_default() -> None:
     default = ThresholdPolicy(capacity=50.0)
     assert set(default.spec) == {"capacity", "min_operators", "max_operators"}
-    custom = ThresholdPolicy(capacity=50.0, latency=30.0, lead=15.0)
+    custom = ThresholdPolicy(capacity=50.0, latency=30.0, lead=15.0, restart=120.0)
     assert custom.spec["latency"] == 30.0 and custom.spec["lead"] == 15.0
+    assert custom.spec["restart"] == 120.0 and "restart" not in default.spec
     assert ThresholdPolicy(**custom.spec) == custom
+    with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
+        ThresholdPolicy(capacity=50.0, restart=-1.0)
     with pytest.raises(ValueError, match="latency=0.0 is not allowed"):
         ThresholdPolicy(capacity=50.0, latency=0.0)
     with pytest.raises(ValueError, match="lead=-1.0 is not allowed"):

@@ -91,3 +91,27 @@ def test_a_scaler_times_and_sizes_a_queue_s_operations_for_its_restart() -> None
     assert late.operators == 8 and "held: backlog 1000 > 600" in late.reason
     # ... until the backlog has fallen.
     assert scaler.observe(280.0, 131.0, backlog=100.0, running=8, processed=400.0).operators == 6
+
+
+def test_the_policy_s_restart_stands_in_until_an_operation_has_been_watched() -> None:
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=30.0, restart=20.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=9)
+    first = scaler.observe(400.0, 0.0, backlog=0.0, running=9, processed=400.0)
+    # 20 s assumed, more than the 10 s latency: the restart's own backlog needs headroom of
+    # (20 - 10) x 400 / 10 = 400 tuples/s, so 16 operators.
+    assert scaler.restart == 20.0 and "restart 20 s" in first.reason
+    assert first.operators == 16
+    # The job kept processing through the operation (a resize that stops nothing): measured
+    # as 0 s from the first sample after it, and the assumed 20 s no longer counts.
+    after = scaler.observe(400.0, 1.0, backlog=0.0, running=16, processed=400.0)
+    assert scaler.restart == 0.0 and scaler.state_dict()["restart"] == 0.0
+    assert after.operators == 16  # within the quiet period: no scale-down yet
+    assert scaler.observe(400.0, 31.0, backlog=0.0, running=16, processed=400.0).operators == 8
+    # A restart that shows later within the quiet period is still measured (the longest).
+    scaler.observe(400.0, 40.0, backlog=0.0, running=9, processed=400.0)
+    scaler.observe(400.0, 45.0, backlog=2000.0, running=9, processed=0.0)
+    assert scaler.restart == 5.0
+    # Volume-only samples measure nothing.
+    plain = Scaler(make_filter("raw"), policy, operators=9)
+    plain.observe(400.0, 0.0)
+    assert plain.restart == 20.0 and plain.state_dict()["restart"] is None

@@ -281,7 +281,7 @@ def test_bad_specs_are_refused_with_a_clear_message(spec: dict[str, object], mes
 
 
 def test_backlog_is_drained_over_the_catch_up_time_with_utilisation_headroom() -> None:
-    policy = ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0, quiet=0.0)
+    policy = ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0, quiet=0.0, restart=0)
     scaler = Scaler(make_filter("raw"), policy, operators=6)
     plain = scaler.observe(300.0, 0.0)
     assert plain.operators == 8  # 300 / 0.8 = 375 tuples/s
@@ -292,7 +292,8 @@ def test_backlog_is_drained_over_the_catch_up_time_with_utilisation_headroom() -
     )
     # By default a backlog is drained over 300 s; with catch_up=None it is only reported.
     # (The first sample of a queue starts its quiet period, as a restart does: see test_queue.)
-    default = Scaler(make_filter("raw"), POLICY, operators=6)
+    # (No restart is assumed here, so that the scale-up is not sized for one: see test_queue.)
+    default = Scaler(make_filter("raw"), ThresholdPolicy(50.0, restart=0.0), operators=6)
     assert default.observe(300.0, -60.0, backlog=0.0).operators == 6
     assert default.observe(300.0, 0.0, backlog=3000.0).operators == 7  # 300 + 10 tuples/s
     ignoring = Scaler(make_filter("raw"), ThresholdPolicy(50.0, catch_up=None), operators=6)
@@ -333,7 +334,7 @@ def test_bad_reports_are_refused_and_change_nothing(field: str, value: float, me
 
 def test_a_backlog_right_after_a_scaling_operation_is_ignored_for_the_quiet_period() -> None:
     # No look-ahead: the jump from 300 to 350 would otherwise read as a ramp.
-    policy = ThresholdPolicy(capacity=50.0, catch_up=60.0, quiet=30.0, lead=0.0)
+    policy = ThresholdPolicy(capacity=50.0, catch_up=60.0, quiet=30.0, lead=0.0, restart=0.0)
     scaler = Scaler(make_filter("raw"), policy, operators=6)
     assert scaler.observe(300.0, 0.0, backlog=0.0).operators == 6
     assert scaler.observe(350.0, 10.0, backlog=0.0).operators == 7  # a change at t = 10
@@ -345,7 +346,7 @@ def test_a_backlog_right_after_a_scaling_operation_is_ignored_for_the_quiet_peri
     # during it either, since the backlog it piles up is not acted on.
     manual = scaler.observe(350.0, 100.0, backlog=2400.0, running=10)
     assert (manual.previous, manual.operators) == (10, 10)
-    assert "held: 0 s after a scaling operation < quiet 30 s" in manual.reason
+    assert "held: 0 s after a scaling operation or the first sample < quiet 30 s" in manual.reason
     # Without a backlog report the quiet period does nothing: volume-only streams are unchanged.
     assert scaler.observe(350.0, 101.0).operators == 7
     state = json.loads(json.dumps(scaler.state_dict()))
@@ -359,7 +360,7 @@ def test_a_backlog_right_after_a_scaling_operation_is_ignored_for_the_quiet_peri
 def test_a_job_reporting_its_backlog_is_sized_ahead_of_a_ramp() -> None:
     # Only a job that reports its backlog is sized as a queue: a volume-only stream keeps the
     # paper's threshold on the same ramp.
-    policy = ThresholdPolicy(capacity=50.0, lead=30.0, latency=None, quiet=0.0)
+    policy = ThresholdPolicy(capacity=50.0, lead=30.0, latency=None, quiet=0.0, restart=0.0)
     ramp = [(float(t), 300.0 + 2.0 * t) for t in range(121)]  # 2 tuples/s per second
     queue = Scaler(make_filter("raw"), policy, operators=6)
     volume_only = Scaler(make_filter("raw"), policy, operators=6)
@@ -378,7 +379,8 @@ def test_a_job_reporting_its_backlog_is_sized_ahead_of_a_ramp() -> None:
 
 
 def test_headroom_grows_with_the_noise_and_covers_the_measured_restart() -> None:
-    policy = ThresholdPolicy(capacity=50.0, lead=0.0, catch_up=None, quiet=30.0)
+    # No restart assumed until one is measured (the default assumes 8 s: see test_queue).
+    policy = ThresholdPolicy(capacity=50.0, lead=0.0, catch_up=None, quiet=30.0, restart=0.0)
     rng = np.random.default_rng(3)
     quiet = Scaler(make_filter("changepoint", resolution=50.0), policy, operators=8)
     noisy = Scaler(make_filter("changepoint", resolution=50.0), policy, operators=8)
@@ -423,6 +425,14 @@ def test_the_queue_state_round_trips_and_old_states_load() -> None:
     assert fresh.state_dict()["slope"] == 0.0 and fresh.state_dict()["restart"] == 0.0
     with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
         fresh.load_state_dict({**state, "restart": -1.0})
+    with pytest.raises(ValueError, match="started_at='0' is not allowed"):
+        fresh.load_state_dict({**state, "started_at": "0"})
+    unmeasured = Scaler(make_filter("raw"), policy, operators=8)
+    unmeasured.observe(400.0, 0.0, backlog=0.0)
+    saved = json.loads(json.dumps(unmeasured.state_dict()))
+    assert saved["restart"] is None and saved["started_at"] == 0.0
+    fresh.load_state_dict(saved)
+    assert fresh.state_dict() == saved
     with pytest.raises(ValueError, match="state must be a dict with the keys"):
         fresh.load_state_dict({**state, "unknown": 1})
 

@@ -51,7 +51,7 @@ def test_guards_given_without_a_filter_replace_the_default_guard(client: TestCli
 
 
 def test_samples_may_report_backlog_running_and_processed(client: TestClient) -> None:
-    policy = {**POLICY, "catch_up": 60.0, "quiet": 0.0}
+    policy = {**POLICY, "catch_up": 60.0, "quiet": 0.0, "restart": 0.0}
     put = client.put("/v1/streams/lagging", json={"policy": policy, "filter": {"name": "raw"}})
     assert put.status_code in (200, 201), put.text
     samples = [
@@ -89,12 +89,18 @@ def test_bad_reports_are_422_naming_the_field_and_change_nothing(
 
 
 def test_policy_settings_for_reports_are_validated(client: TestClient) -> None:
-    for setting, value in (("utilisation", 0.0), ("catch_up", 0.0), ("quiet", -1.0)):
+    bad = [("utilisation", 0.0), ("catch_up", 0.0), ("quiet", -1.0), ("latency", 0.0)]
+    bad += [("lead", -1.0), ("restart", -1.0), ("restart", "8")]
+    for setting, value in bad:
         body = {"policy": {**POLICY, setting: value}}
         answer = client.put("/v1/streams/bad", json=body)
         assert answer.status_code == 422, answer.text
         assert answer.json()["errors"][0]["field"] == f"policy.{setting}"
     assert client.get("/v1/streams/bad").status_code == 404
+    custom = {**POLICY, "latency": 30.0, "lead": 15.0, "restart": 120.0}
+    assert client.put("/v1/streams/slow", json={"policy": custom}).status_code in (200, 201)
+    stored = client.get("/v1/streams/slow").json()["config"]["policy"]
+    assert (stored["latency"], stored["lead"], stored["restart"]) == (30.0, 15.0, 120.0)
 
 
 def test_prometheus_shows_the_raw_volume_and_what_was_reported(client: TestClient) -> None:
