@@ -1,0 +1,156 @@
+"""The default's standing on a stored compare run, with its policy settings changed.
+
+    .venv/bin/python -m benchmarks.compare_knobs                        # as the run has it
+    .venv/bin/python -m benchmarks.compare_knobs --set restart=0 --set restart=15
+
+``steadyscale compare --out DIR`` stores every run of every policy in ``DIR/compare.csv``.
+This script simulates the ``steadyscale`` row again on the same cells (workloads, traces found
+under ``--traces``, SNR, seeds; the default pause of 8 s and no delay), once as it is and once
+per ``--set name=value`` (a setting of ``scaling.baselines.ScalerPolicy``: ``restart``,
+``latency``, ``quiet``, ``lead``, ``catch_up``, ``utilisation``), locally and in parallel, and
+keeps the other policies' stored
+rows. For each variant it prints, from this run:
+
+* the cells where the default is the cheapest or inside the cheapest's 95 % interval, at 5 and
+  at 50 per SLA second (``compare_report.standing_table``, as ``compare.md`` counts them);
+* the cells whose SLA seconds are at most the HPA's, and the SLA seconds summed over cells;
+* with ``--causes``, where the default's SLA seconds come from, summed over cells (means over
+  seeds): each second over the SLA is put down to the last change of the running count before
+  it, a scale-up or a scale-down, within its restart (12 s) or later, and for a restart
+  whether it found more backlog than ``ThresholdPolicy.restart_room`` (late before it began),
+  or to no change at all.
+
+Only the default is simulated, so a variant takes about half a minute on two cores; the
+baselines' rows must come from the same code (a fresh ``steadyscale compare`` run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from scaling.policy import ThresholdPolicy
+from simulator.experiments.cells import summarize
+from simulator.experiments.compare import (
+    COMPARE_METRICS,
+    CompareCell,
+    queue_run,
+    run_compare_cell,
+)
+from simulator.experiments.compare_report import DEFAULT_POLICY, standing_table
+
+TEXT = ("policy", "family", "policy_spec", "workload", "definition")
+
+
+def stored_runs(folder: Path) -> list[dict[str, Any]]:
+    """``DIR/compare.csv`` with its numbers as numbers."""
+    with (folder / "compare.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    text = {*TEXT, "cell_id"}
+    return [{k: v if k in text else float(v) for k, v in row.items()} for row in rows]
+
+
+def default_cells(
+    runs: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], traces: Path
+) -> list[CompareCell]:
+    """The stored default's cells, its policy spec updated with ``settings``."""
+    cells = []
+    for run in runs:
+        if run["policy"] != DEFAULT_POLICY:
+            continue
+        spec = {**json.loads(str(run["policy_spec"])), **settings}
+        workload, params = str(run["workload"]), {}
+        duration: float | None = 1500.0
+        if workload.startswith("trace:"):
+            stem = workload.removeprefix("trace:")
+            path = traces / f"{stem}.csv"
+            workload, params, duration = "trace", {"path": str(path)}, None  # all of it
+        cells.append(
+            CompareCell(
+                DEFAULT_POLICY,
+                spec,
+                workload,
+                int(run["seed"]),
+                float(run["snr"]),
+                str(run["definition"]),
+                params,
+                duration,
+            )  # fmt: skip
+        )
+    return cells
+
+
+def standing(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The two counts of ``standing_table`` and the SLA seconds against the HPA's."""
+    by = ("workload", "snr", "definition", "policy", "family")
+    summary = summarize(list(runs), by=by, metrics=COMPARE_METRICS)
+    line = standing_table(summary, runs=runs).split(".\n", 1)[0]
+    cells: dict[tuple[Any, ...], dict[str, float]] = {}
+    for row in summary:
+        cells.setdefault((row["workload"], row["snr"]), {})[row["policy"]] = row["sla_seconds"]
+    under = sum(sla[DEFAULT_POLICY] <= sla["hpa"] + 1e-9 for sla in cells.values())
+    total = sum(sla[DEFAULT_POLICY] for sla in cells.values())
+    return f"{line}; SLA s at most the HPA's in {under} of {len(cells)}, {total:.0f} SLA s summed"
+
+
+def sla_causes(cell: CompareCell) -> Counter[str]:
+    """Seconds over the SLA of one run, by the change of the running count that preceded them."""
+    _, result = queue_run(cell)
+    timeline = result.timeline
+    operators, backlog = timeline["operators"], timeline["backlog"]
+    room = ThresholdPolicy(cell.capacity).restart_room
+    changes = [i for i in range(1, len(operators)) if operators[i] != operators[i - 1]]
+    causes: Counter[str] = Counter()
+    for second in (timeline["latency"] > 10.0).nonzero()[0]:
+        before = [i for i in changes if i <= second]
+        if not before:
+            causes["no change before"] += 1
+            continue
+        i = before[-1]
+        kind = "scale-up" if operators[i] > operators[i - 1] else "scale-down"
+        if second - i > 12:
+            causes[f"{kind}, after its restart"] += 1
+        elif backlog[i - 1] > room(int(operators[i]), cell.pause):
+            causes[f"{kind} restarting, late before it began"] += 1
+        else:
+            causes[f"{kind} restarting"] += 1
+    return causes
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--out", type=Path, default=Path("out/compare"), help="a compare run")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--traces", type=Path, default=Path("../shared/data/traces"))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--causes", action="store_true", help="where the SLA seconds come from")
+    args = parser.parse_args(argv)
+    runs = stored_runs(args.out)
+    others = [run for run in runs if run["policy"] != DEFAULT_POLICY]
+    variants: list[dict[str, Any]] = [{}]
+    for item in args.set:
+        name, _, value = item.partition("=")
+        variants.append({name: json.loads(value)})
+    with ProcessPoolExecutor(args.workers) as pool:
+        for settings in variants:
+            cells = default_cells(runs, settings, args.traces)
+            rows = list(pool.map(run_compare_cell, cells, chunksize=4))
+            label = ", ".join(f"{k}={v}" for k, v in settings.items()) or "as stored"
+            print(f"{label}: {standing([*others, *rows])}", flush=True)
+            if args.causes:
+                causes: Counter[str] = Counter()
+                for counted in pool.map(sla_causes, cells, chunksize=4):
+                    causes.update(counted)
+                seeds = len({cell.seed for cell in cells})
+                for cause, seconds in causes.most_common():
+                    print(f"  {seconds / seeds:6.1f} SLA s: {cause}")
+
+
+if __name__ == "__main__":
+    main()
