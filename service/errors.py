@@ -74,9 +74,12 @@ class SampleConflict(ServiceError):
     """A sample that contradicts what the stream has applied (409); ``sample`` is the
     culprit."""
 
-    def __init__(self, index: int, sample: Sample, why: str, allowed: str) -> None:
+    def __init__(
+        self, index: int, sample: Sample, why: str, allowed: str, field: str = "t"
+    ) -> None:
         message = f"samples[{index}] (t={sample.t!r}, volume={sample.volume!r}): {why}"
-        error = FieldError.of(f"samples[{index}].t", sample.t, allowed, message)
+        value = getattr(sample, field)
+        error = FieldError.of(f"samples[{index}].{field}", value, allowed, message)
         culprit = SampleRef(index=index, t=sample.t, volume=sample.volume)
         super().__init__(409, message, [error], sample=culprit)
 

@@ -215,7 +215,7 @@ async def delete_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
 async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: StreamsDep) -> Response:
     """Apply a batch of samples, all or none, and answer the decisions.
 
-    A sample whose ``t`` and ``volume`` equal those of an applied one is a duplicate:
+    A sample whose ``t``, ``volume`` and reports equal those of an applied one is a duplicate:
     acknowledged, not applied again, so retrying a batch is safe. Any other sample at or before
     the last applied ``t``, or times that do not increase within the batch: 409, nothing
     applied.

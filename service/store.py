@@ -28,8 +28,7 @@ Schema (version 2)::
                when it did not); PRIMARY KEY (stream, t)
     probe      what the readiness probe writes after a failed write
 
-Each applied sample has exactly one decision, and a decision holds its sample (``t``,
-``volume``, what the job reported), so one row per applied sample stores both.
+One row per applied sample stores it (``t``, ``volume``, what the job reported) and its decision.
 """
 
 from __future__ import annotations
@@ -54,6 +53,7 @@ DECISION_COLUMNS = (
 _PROBE_BYTES = 64 * 1024
 # Keep IN (...) lists well under the limits on bound parameters (SQLite's is 32,766).
 _CHUNK = 500
+_SAMPLE = "t, volume, backlog, running, processed"  # what a resent sample must repeat
 
 
 @dataclass(frozen=True)
@@ -244,15 +244,18 @@ class Store(ABC):
         row = self._one(f"SELECT {STREAM_COLUMNS}, state FROM streams WHERE id = ?", (stream_id,))
         return None if row is None else (stored_stream(row[:-1]), json.loads(row[-1]))
 
-    def applied_volumes(self, stream_id: str, times: Sequence[float]) -> dict[float, float]:
-        """``{t: volume}`` of the stored samples of the stream at the given ``times``."""
-        found: dict[float, float] = {}
+    def applied_samples(
+        self, stream_id: str, times: Sequence[float]
+    ) -> dict[float, tuple[Any, ...]]:
+        """``{t: (volume, backlog, running, processed)}`` of the stream's samples at ``times``."""
+        found: dict[float, tuple[Any, ...]] = {}
         with self._connection() as db:
             for start in range(0, len(times), _CHUNK):
                 chunk = times[start : start + _CHUNK]
                 marks = ", ".join("?" * len(chunk))
-                statement = f"SELECT t, volume FROM decisions WHERE stream = ? AND t IN ({marks})"
-                found.update(self._run(db, statement, (stream_id, *chunk)).fetchall())
+                statement = f"SELECT {_SAMPLE} FROM decisions WHERE stream = ? AND t IN ({marks})"
+                rows = self._run(db, statement, (stream_id, *chunk)).fetchall()
+                found.update((t, tuple(reported)) for t, *reported in rows)
         return found
 
     def append(

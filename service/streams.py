@@ -6,9 +6,9 @@
    streams have locks of their own and never wait for this one);
 2. takes the stream's Scaler from its cache, or builds it from the stored spec and state;
 3. checks the whole batch before applying any of it: times strictly increase; a sample at or
-   before the last applied ``t`` is a duplicate only if a stored sample has the same ``t`` and
-   volume (it is acknowledged and not applied again), otherwise the batch is refused
-   (``SampleConflict``);
+   before the last applied ``t`` is a duplicate only if a stored sample has the same ``t``,
+   volume and reports (it is acknowledged and not applied again), otherwise the batch is
+   refused (``SampleConflict``);
 4. feeds the new samples to the Scaler and stores the decisions and the Scaler's new state in
    one transaction, conditional on the stream being unchanged in the database since its Scaler
    was loaded.

@@ -335,29 +335,37 @@ def test_a_retried_batch_is_acknowledged_not_applied_again(client: TestClient) -
     assert history == uninterrupted(samples)
 
 
+APPLIED = noisy(40)[2]  # the sample at t = 2, applied below
+
+
 @pytest.mark.parametrize(
-    ("batch", "index", "why"),
+    ("batch", "index", "why", "field"),
     [
-        ([{"t": 20.0, "volume": 1.0}, {"t": 3.0, "volume": 1.0}], 1, "times must increase"),
-        ([{"t": 2.0, "volume": 9.5}], 0, "was applied with volume="),
-        ([{"t": 1.5, "volume": 9.0}, {"t": 30.0, "volume": 1.0}], 0, "no retained sample"),
+        ([{"t": 20.0, "volume": 1.0}, {"t": 3.0, "volume": 1.0}], 1, "times must increase", "t"),
+        ([{"t": 2.0, "volume": 9.5}], 0, "was applied with volume=", "volume"),
+        ([{**APPLIED, "backlog": 5.0}], 0, "was applied with backlog=None", "backlog"),
+        ([{**APPLIED, "running": 3}], 0, "was applied with running=None", "running"),
+        ([{"t": 1.5, "volume": 9.0}, {"t": 30.0, "volume": 1.0}], 0, "no retained sample", "t"),
         (
             [{"t": 10.0, "volume": 1.0}, {"t": 11.0, "volume": 1.0}, {"t": 10.5, "volume": 1.0}],
             2,
             "times must increase",
+            "t",
         ),
-        ([{"t": 20.0, "volume": 1.0}, {"t": 20.0, "volume": 1.0}], 1, "times must increase"),
+        ([{"t": 20.0, "volume": 1.0}, {"t": 20.0, "volume": 1.0}], 1, "times must increase", "t"),
     ],
 )
 def test_a_conflicting_sample_is_409_and_nothing_of_its_batch_is_applied(
-    client: TestClient, batch: list[dict[str, float]], index: int, why: str
+    client: TestClient, batch: list[dict[str, float]], index: int, why: str, field: str
 ) -> None:
     samples = noisy(40)
     post(client, samples[:8])
     before = snapshot(client)
     body = problem(post(client, batch), 409)
-    assert body["sample"] == {"index": index, **batch[index]}
-    assert body["errors"][0]["field"] == f"samples[{index}].t"
+    culprit = batch[index]
+    assert body["sample"] == {"index": index, "t": culprit["t"], "volume": culprit["volume"]}
+    assert body["errors"][0]["field"] == f"samples[{index}].{field}"
+    assert body["errors"][0]["value"] == culprit[field]
     assert why in body["detail"] and body["detail"].startswith(f"samples[{index}] (t=")
     assert snapshot(client) == before
     post(client, samples[8:])

@@ -186,7 +186,8 @@ def test_append_stores_decisions_state_and_where_the_stream_stands(storage: Stor
     assert storage.history("orders", None, 100) == rows
     assert storage.history("orders", 1.0, 2) == rows[2:4]
     assert storage.latest_decision("orders") == rows[-1]
-    assert storage.applied_volumes("orders", [1.0, 3.0, 9.0]) == {1.0: 101.0, 3.0: 103.0}
+    applied = storage.applied_samples("orders", [1.0, 3.0, 9.0])
+    assert {t: found[0] for t, found in applied.items()} == {1.0: 101.0, 3.0: 103.0}
 
 
 def test_append_refuses_a_stale_revision_and_stores_nothing(storage: Store) -> None:
@@ -230,7 +231,7 @@ def test_replacing_a_stream_forgets_its_history_and_deleting_removes_it(storage:
 def test_many_duplicate_candidates_are_looked_up_in_chunks(storage: Store) -> None:
     append(storage, "orders", decisions(range(1200)), retention=2000)
     times = [float(t) for t in range(0, 2400, 2)]
-    assert len(storage.applied_volumes("orders", times)) == 600
+    assert len(storage.applied_samples("orders", times)) == 600
 
 
 def test_another_instance_on_the_database_reads_everything(
