@@ -61,6 +61,16 @@
     } while (after !== null);
     state.streams = streams;
     state.listedAt = Date.now();
+    // PUT ?reset=true puts another stream under the same id and forgets the history: its
+    // chart is drawn again from the start.
+    const listed = new Map(streams.map((stream) => [stream.id, stream]));
+    for (const [id, entry] of state.charts) {
+      const stream = listed.get(id);
+      if (stream && replaced(entry, stream)) {
+        forget(entry);
+        state.charts.delete(id);
+      }
+    }
   }
 
   function matching() {
@@ -110,6 +120,13 @@
       empty.textContent = total ? "No stream matches." : "No stream yet: PUT /v1/streams/{id}.";
       $("streams").append(empty);
     }
+  }
+
+  // A stream listed (just now) with another configuration, or with no sample or an older last
+  // sample than the chart drew, was replaced since the chart's rows were read.
+  function replaced(entry, stream) {
+    if (JSON.stringify(entry.stream.config) !== JSON.stringify(stream.config)) return true;
+    return entry.lastT !== null && (stream.t === null || stream.t < entry.lastT);
   }
 
   function forget(entry) {

@@ -5,8 +5,10 @@ driven by Playwright without a browser download of its own; ``STEADYSCALE_CHROMI
 another executable. Where there is none, the session header says so and each test here is
 skipped as "browser NOT TESTED" with the reason (``-ra`` lists them).
 
-The main test saves the screenshots the docs show, ``docs/img/dashboard.png`` and
-``docs/img/dashboard-what-if.png``.
+The main test takes the screenshots the docs show, ``dashboard.png`` and
+``dashboard-what-if.png``, into the test's temporary folder, or into the folder
+``STEADYSCALE_SCREENSHOTS`` names (``docs/img`` to renew the docs' images): a plain test run
+leaves the tree unchanged, though the page shows the time.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from tests.service.test_server import Server
 pytestmark = pytest.mark.browser
 
 TOKEN = "dashboard-secret"
-IMAGES = Path(__file__).resolve().parents[2] / "docs" / "img"
+# Where the screenshots go: the docs' images only when asked (see the module docstring).
+SCREENSHOTS = os.environ.get("STEADYSCALE_SCREENSHOTS")
 WINDOW = 900.0  # the page's default window, seconds of t
 # What the page draws each series in (dashboard.css), as RGB.
 COLOURS = {
@@ -214,6 +217,7 @@ def test_every_stream_in_view_is_drawn_with_its_data_behind_a_token(
     browser: Browser, tmp_path: Path
 ) -> None:
     server = Server(tmp_path / "data", env={"STEADYSCALE_TOKENS": TOKEN})
+    images = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     headers = {"Authorization": f"Bearer {TOKEN}"}
     try:
         with httpx.Client(base_url=server.url, headers=headers, timeout=30.0) as client:
@@ -275,8 +279,8 @@ def test_every_stream_in_view_is_drawn_with_its_data_behind_a_token(
             decided_in_view = int(cards["payments"]["scalings"])
             assert f"as decided: {decided_in_view} and" in summary
             assert watched.pixels("payments", ".what-if")["what-if"] > 500
-            IMAGES.mkdir(parents=True, exist_ok=True)
-            card.screenshot(path=str(IMAGES / "dashboard-what-if.png"))
+            images.mkdir(parents=True, exist_ok=True)
+            card.screenshot(path=str(images / "dashboard-what-if.png"))
 
             # Live: new samples are drawn without a reload, a first sample too.
             feed(client, "checkout", 60, seed=1, start=600)
@@ -307,7 +311,30 @@ def test_every_stream_in_view_is_drawn_with_its_data_behind_a_token(
             text = watched.hover_scaling("checkout", scaling["t"])
             assert f"up {scaling['previous']} → {scaling['operators']}" in text
             assert scaling["reason"] in text
-            page.screenshot(path=str(IMAGES / "dashboard.png"), full_page=True)
+            page.screenshot(path=str(images / "dashboard.png"), full_page=True)
+
+            # A stream replaced (PUT ?reset=true) is drawn again from its new samples, whether
+            # its configuration changed (orders) or not (refunds, now with fewer samples),
+            # once the page lists the streams again (every 30 s; asked for at once here).
+            for stream, config, count in (
+                ("orders", {"policy": {"capacity": 40.0}}, 40),
+                ("refunds", {"policy": {"capacity": 50.0}}, 10),
+            ):
+                reset = client.put(f"/v1/streams/{stream}?reset=true", json=config)
+                assert reset.status_code in (200, 201), reset.text
+                feed(client, stream, count, seed=5)
+            page.evaluate(
+                "() => { window.steadyscaleDashboard.state.listedAt = 0;"
+                " return window.steadyscaleDashboard.tick(); }"
+            )
+            page.wait_for_function(
+                """() => {
+                    const points = id => document.querySelector(`section[data-stream=${id}]`)
+                        .dataset.drawn;
+                    return points('orders') === '40' && points('refunds') === '10';
+                }""",
+                timeout=30_000,
+            )
             assert watched.problems == []
     finally:
         server.stop()
