@@ -13,7 +13,8 @@ rows. For each variant it prints, from this run:
 
 * the cells where the default is the cheapest or inside the cheapest's 95 % interval, at 5 and
   at 50 per SLA second (``compare_report.standing_table``, as ``compare.md`` counts them);
-* the cells whose SLA seconds are at most the HPA's, and the SLA seconds summed over cells;
+* the cells whose SLA seconds are at most the HPA's, and the SLA seconds summed over cells
+  (with ``--table``, the table of every cell, as ``compare.md`` has it);
 * with ``--causes``, where the default's SLA seconds come from, summed over cells (means over
   seeds): each second over the SLA is put down to the last change of the running count before
   it, a scale-up or a scale-down, within its restart (12 s) or later, and for a restart
@@ -86,17 +87,19 @@ def default_cells(
     return cells
 
 
-def standing(runs: Sequence[Mapping[str, Any]]) -> str:
-    """The two counts of ``standing_table`` and the SLA seconds against the HPA's."""
+def standing(runs: Sequence[Mapping[str, Any]], table: bool = False) -> str:
+    """The two counts of ``standing_table`` and the SLA seconds against the HPA's; with
+    ``table``, the table too."""
     by = ("workload", "snr", "definition", "policy", "family")
     summary = summarize(list(runs), by=by, metrics=COMPARE_METRICS)
-    line = standing_table(summary, runs=runs).split(".\n", 1)[0]
+    line, cell_table = standing_table(summary, runs=runs).split(".\n", 1)
     cells: dict[tuple[Any, ...], dict[str, float]] = {}
     for row in summary:
         cells.setdefault((row["workload"], row["snr"]), {})[row["policy"]] = row["sla_seconds"]
     under = sum(sla[DEFAULT_POLICY] <= sla["hpa"] + 1e-9 for sla in cells.values())
     total = sum(sla[DEFAULT_POLICY] for sla in cells.values())
-    return f"{line}; SLA s at most the HPA's in {under} of {len(cells)}, {total:.0f} SLA s summed"
+    counts = f"{line}; SLA s at most the HPA's in {under} of {len(cells)}, {total:.0f} SLA s summed"
+    return counts + (cell_table if table else "")
 
 
 def sla_causes(cell: CompareCell) -> Counter[str]:
@@ -130,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--traces", type=Path, default=Path("../shared/data/traces"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--causes", action="store_true", help="where the SLA seconds come from")
+    parser.add_argument("--table", action="store_true", help="the standing of every cell")
     args = parser.parse_args(argv)
     runs = stored_runs(args.out)
     others = [run for run in runs if run["policy"] != DEFAULT_POLICY]
@@ -142,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             cells = default_cells(runs, settings, args.traces)
             rows = list(pool.map(run_compare_cell, cells, chunksize=4))
             label = ", ".join(f"{k}={v}" for k, v in settings.items()) or "as stored"
-            print(f"{label}: {standing([*others, *rows])}", flush=True)
+            print(f"{label}: {standing([*others, *rows], args.table)}", flush=True)
             if args.causes:
                 causes: Counter[str] = Counter()
                 for counted in pool.map(sla_causes, cells, chunksize=4):

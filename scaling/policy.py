@@ -169,7 +169,12 @@ class ThresholdPolicy:
         return filtered / self.utilisation
 
     def headroom(
-        self, volume: float, noise: float, restart: float = 0.0, backlog: float = 0.0
+        self,
+        volume: float,
+        noise: float,
+        restart: float = 0.0,
+        backlog: float = 0.0,
+        restarting: bool = False,
     ) -> float:
         """Spare capacity h, tuples/s, that keeps a noisy queue's delay under ``latency``.
 
@@ -190,6 +195,17 @@ class ThresholdPolicy:
         the restart's own backlog (:math:`(P - L) v / L` when :math:`P > L`, even without
         noise). 0 with ``latency=None``.
 
+        With ``restarting=True`` (an operation being made now, ``recovery``) the noise that
+        arrives during the restart counts too: the restart ends with a backlog
+        :math:`Z \\sim N(0, P \\sigma^2)` above :math:`B + P v`, and averaging the climb's
+        probability over it, :math:`E[e^{-2h(x - Z)/\\sigma^2}] = e^{-2h(x - hP)/\\sigma^2}`,
+        leaves :math:`x - hP = (L - P)(v + h) - B` of room:
+
+        .. math:: (L - P) h^2 + ((L - P) v - B) h = \\sigma^2 \\ln(1/\\text{RISK}) / 2
+
+        (for :math:`P < L`; a restart as long as the latency is late whatever the capacity, and
+        the headroom is then the one without that term).
+
         >>> policy = ThresholdPolicy(capacity=50.0)
         >>> round(policy.headroom(400.0, 114.0), 1), round(policy.headroom(400.0, 114.0, 8.0), 1)
         (10.9, 38.0)
@@ -197,13 +213,17 @@ class ThresholdPolicy:
         (0.0, 80.0)
         >>> round(policy.headroom(400.0, 114.0, 8.0, backlog=800.0), 1)  # the restart uses all L
         67.0
+        >>> round(policy.headroom(400.0, 114.0, 8.0, restarting=True), 1)
+        49.9
         """
         if self.latency is None:
             return 0.0
         latency, volume = self.latency, max(volume, 0.0)
         spread = noise * noise * math.log(1.0 / RISK) / 2.0
         slack = (latency - restart) * volume - max(backlog, 0.0)
-        return (math.sqrt(slack * slack + 4.0 * latency * spread) - slack) / (2.0 * latency)
+        # The coefficient of h^2: the latency, less the restart when its own noise counts.
+        room = latency - restart if restarting and restart < latency else latency
+        return (math.sqrt(slack * slack + 4.0 * room * spread) - slack) / (2.0 * room)
 
     def recovery(
         self, backlog: float, volume: float, restart: float = 0.0, noise: float = 0.0
@@ -211,25 +231,34 @@ class ThresholdPolicy:
         """The volume whose capacity serves a scale-up's backlog and restart within latency.
 
         A scale-up finds ``backlog`` tuples waiting and piles up ``restart × volume`` more while
-        it restarts; the new capacity must drain both without the noise taking the delay over
-        the latency: the ``volume`` plus its ``headroom`` with that backlog,
+        it restarts; the new capacity must drain both without the noise, during the restart and
+        after it, taking the delay over the latency: the ``volume`` plus its ``headroom`` with
+        that backlog, ``restarting=True``,
 
         .. math:: d_{\\text{recovery}} = (v + h(v, \\sigma, P, B)) / u
 
-        which without noise is :math:`\\max(v, (B + P v) / L) / u`. The Scaler makes every
-        scale-up of a job that reports its backlog at least that big (it starts none for it).
-        0 with ``latency=None``.
+        Without noise that is :math:`\\max(v, B / (L - P)) / u`: the tuples waiting when the
+        restart begins are late unless :math:`(L - P) C \\ge B` (``restart_room``), which
+        also drains them and the restart's :math:`P v` within :math:`L` after it. (For
+        :math:`P \\ge L` every restart is late; then :math:`\\max(v, (B + P v) / L) / u`.)
+        The Scaler makes every scale-up of a job that reports its backlog at least that big (it
+        starts none for it). 0 with ``latency=None``.
 
         >>> policy = ThresholdPolicy(capacity=50.0)
-        >>> policy.recovery(2000.0, 400.0, restart=8.0)  # (2000 + 8 x 400) / 10
-        520.0
-        >>> round(policy.recovery(2000.0, 400.0, restart=8.0, noise=114.0), 1)
-        549.9
+        >>> policy.recovery(2000.0, 400.0, restart=8.0)  # 2000 / (10 - 8)
+        1000.0
+        >>> policy.recovery(600.0, 400.0, restart=8.0)  # 600 / 2 = 300 < 400: the level
+        400.0
+        >>> round(policy.recovery(600.0, 400.0, restart=8.0, noise=114.0), 1)
+        507.9
+        >>> policy.recovery(2000.0, 400.0, restart=12.0)  # (2000 + 12 x 400) / 10
+        680.0
         """
         if self.latency is None:
             return 0.0
         volume = max(volume, 0.0)
-        return (volume + self.headroom(volume, noise, restart, backlog)) / self.utilisation
+        headroom = self.headroom(volume, noise, restart, backlog, restarting=True)
+        return (volume + headroom) / self.utilisation
 
     def restart_room(self, operators: int, restart: float) -> float:
         """The backlog, tuples, that a restart to ``operators`` can find without a late tuple.

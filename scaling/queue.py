@@ -138,24 +138,36 @@ def queue_target(
 ) -> int:
     """``target`` sized and timed for a job that reports its ``backlog``; why, in ``reasons``.
 
-    A scale-up is made big enough to serve the backlog it finds and the one its own restart
-    piles up within the latency despite the ``noise`` (``ThresholdPolicy.recovery``: it sizes
-    a scale-up and starts none); then any operation waits while ``held_for_restart`` says so.
+    An operation restarts the job: the count it goes to is at least the one that serves the
+    backlog it finds and the one its own restart piles up within the latency despite the
+    ``noise`` (``ThresholdPolicy.recovery``), so a scale-up is made that big and a scale-down
+    goes no lower (this sizes operations and starts none); then any operation waits while
+    ``held_for_restart`` says so.
 
     >>> reasons: list[str] = []
-    >>> queue_target(ThresholdPolicy(capacity=50.0), 10, 9, 3000.0, 500.0, 0.0, 8.0, reasons)
-    14
+    >>> queue_target(ThresholdPolicy(capacity=50.0), 10, 9, 1200.0, 500.0, 0.0, 8.0, reasons)
+    12
     >>> reasons
-    ['raised to 14: backlog 3000 + restart 8 s x 500.0 served within 10 s']
+    ['raised to 12: backlog 1200 + restart 8 s x 500.0 served within 10 s']
     """
-    if target > operators:
+    if target != operators:
+        # Any operation restarts the job now: the count it goes to must serve what waits and
+        # what the restart piles up within the latency, despite the noise.
         served = policy.needed(policy.recovery(backlog, level, restart, noise))
         if served > target:
+            kept = served if target > operators else min(served, operators)
+            verb = (
+                "raised to"
+                if target > operators
+                else "held at"
+                if kept == operators
+                else "down only to"
+            )
             reasons.append(
-                f"raised to {served}: backlog {backlog:g} + restart {restart:g} s x "
+                f"{verb} {kept}: backlog {backlog:g} + restart {restart:g} s x "
                 f"{level:.1f} served within {policy.latency:g} s"
             )
-            target = served
+            target = kept
     held = held_for_restart(policy, target, operators, backlog, level, restart)
     if held is not None:
         reasons.append(held)

@@ -8,7 +8,8 @@ import pytest
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy
-from scaling.queue import delay, held_for_restart, settling
+from scaling.policy import RISK
+from scaling.queue import delay, held_for_restart, queue_target, settling
 
 POLICY = ThresholdPolicy(capacity=50.0)
 
@@ -20,17 +21,23 @@ def test_restart_room_is_the_backlog_a_restart_can_find_within_the_latency() -> 
     assert ThresholdPolicy(50.0, latency=None).restart_room(8, 8.0) == math.inf
 
 
-def test_recovery_adds_headroom_for_the_noise_on_top_of_the_backlog_and_restart() -> None:
-    # Without noise: the capacity that drains backlog + restart x volume within the latency,
-    # and never less than the volume itself.
-    assert POLICY.recovery(2000.0, 400.0, restart=8.0) == pytest.approx(520.0)
+def test_recovery_keeps_the_restart_s_own_tuples_in_time_despite_the_noise() -> None:
+    # Without noise: a restart of 8 s delays what waits by 8 s, so 2,000 tuples must drain
+    # in the 2 s left of the 10 s latency (1,000 tuples/s); never less than the volume.
+    assert POLICY.recovery(2000.0, 400.0, restart=8.0) == pytest.approx(1000.0)
     assert POLICY.recovery(0.0, 400.0, restart=8.0) == pytest.approx(400.0)
-    noisy = POLICY.recovery(2000.0, 400.0, restart=8.0, noise=114.0)
-    assert noisy > 520.0
-    # The headroom with that backlog is the one whose risk is RISK from where it starts.
-    headroom = POLICY.headroom(400.0, 114.0, 8.0, backlog=2000.0)
-    assert noisy == pytest.approx(400.0 + headroom)
-    assert POLICY.headroom(400.0, 114.0, 8.0, backlog=2000.0) > POLICY.headroom(400.0, 114.0, 8.0)
+    assert POLICY.restart_room(20, restart=8.0) == pytest.approx(2000.0)
+    # A restart as long as the latency is late whatever the capacity: then the capacity that
+    # serves the backlog and the restart's within the latency after it.
+    assert POLICY.recovery(2000.0, 400.0, restart=12.0) == pytest.approx(680.0)
+    # With noise: the headroom for the backlog found and for the noise during the restart.
+    noisy = POLICY.recovery(600.0, 400.0, restart=8.0, noise=114.0)
+    during = POLICY.headroom(400.0, 114.0, 8.0, backlog=600.0, restarting=True)
+    assert noisy == pytest.approx(400.0 + during)
+    assert during > POLICY.headroom(400.0, 114.0, 8.0, backlog=600.0) > 0.0
+    # Its risk, averaged over the noise of the restart (Z ~ N(0, P sigma^2)), is RISK.
+    h, sigma, room = during, 114.0, (10.0 - 8.0) * (400.0 + during) - 600.0
+    assert math.exp(-2.0 * h * room / sigma**2) == pytest.approx(RISK)
     assert ThresholdPolicy(50.0, latency=None).recovery(2000.0, 400.0, 8.0, 114.0) == 0.0
 
 
@@ -86,9 +93,10 @@ def test_a_scaler_times_and_sizes_a_queue_s_operations_for_its_restart() -> None
         scaler.observe(360.0, float(t), backlog=360.0 * (t - 10), running=8, processed=0.0)
     assert scaler.state_dict()["restart"] == pytest.approx(8.0)
     # 2 minutes on, 1,000 tuples wait and the level needs 6: a restart to 6 now would leave
-    # the last of them 8 + 1000 / 300 > 10 s late, so the scale-down waits ...
+    # the last of them 8 + 1000 / 300 > 10 s late (10 would be needed), so the scale-down
+    # waits ...
     late = scaler.observe(280.0, 130.0, backlog=1000.0, running=8, processed=400.0)
-    assert late.operators == 8 and "held: backlog 1000 > 600" in late.reason
+    assert late.operators == 8 and "held at 8: backlog 1000 + restart 8 s" in late.reason
     # ... until the backlog has fallen.
     assert scaler.observe(280.0, 131.0, backlog=100.0, running=8, processed=400.0).operators == 6
 
@@ -115,3 +123,18 @@ def test_the_policy_s_restart_stands_in_until_an_operation_has_been_watched() ->
     plain = Scaler(make_filter("raw"), policy, operators=9)
     plain.observe(400.0, 0.0)
     assert plain.restart == 20.0 and plain.state_dict()["restart"] is None
+
+
+def test_a_scale_down_goes_no_lower_than_its_restart_can_serve() -> None:
+    # 10 run and the level needs 6. A restart to n delays what waits by 8 s, which must then
+    # drain in the 2 s left of the 10 s latency: n x 50 x 2 >= backlog.
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=0.0, restart=8.0)
+    reasons: list[str] = []
+    assert queue_target(policy, 6, 10, 1300.0, 280.0, 0.0, 8.0, reasons) == 10  # 13 needed
+    assert reasons == ["held at 10: backlog 1300 + restart 8 s x 280.0 served within 10 s"]
+    reasons.clear()
+    assert queue_target(policy, 6, 10, 700.0, 280.0, 0.0, 8.0, reasons) == 7
+    assert reasons == ["down only to 7: backlog 700 + restart 8 s x 280.0 served within 10 s"]
+    reasons.clear()
+    assert queue_target(policy, 6, 10, 500.0, 280.0, 0.0, 8.0, reasons) == 6  # 5 would do
+    assert reasons == []

@@ -444,13 +444,14 @@ def test_a_scale_up_serves_the_backlog_it_finds_and_its_restarts_within_the_late
     scaler.observe(420.0, 0.0, backlog=0.0, running=8, processed=400.0)
     for t in range(1, 9):
         scaler.observe(420.0, float(t), backlog=420.0 * t, running=9, processed=0.0)
-    # Much later the level steps to 500 with 3000 tuples waiting: the level alone needs 10;
-    # the scale-up is made 14, whose 700 tuples/s serve 3000 + 8 x 500 within 10 s.
+    # Much later the level steps to 500 with 1,200 tuples waiting: the level alone needs 10;
+    # the scale-up is made 12, whose 600 tuples/s drain them in the 2 s an 8 s restart leaves
+    # of the 10 s latency.
     for t in range(9, 200):
         scaler.observe(420.0, float(t), backlog=0.0, running=9, processed=420.0)
-    up = scaler.observe(500.0, 200.0, backlog=3000.0, running=9, processed=450.0)
-    assert up.operators == 14
-    assert "raised to 14: backlog 3000 + restart 8 s x 500.0 served within 10 s" in up.reason
+    up = scaler.observe(500.0, 200.0, backlog=1200.0, running=9, processed=450.0)
+    assert up.operators == 12
+    assert "raised to 12: backlog 1200 + restart 8 s x 500.0 served within 10 s" in up.reason
     # The same backlog does not start a scale-up on its own (catch_up=None: only the level).
     steady = Scaler(make_filter("raw"), policy, operators=9)
     assert steady.observe(420.0, 0.0, backlog=3000.0).operators == 9
