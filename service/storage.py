@@ -187,6 +187,9 @@ class Storage(Store):
         finally:
             self._write_lock.release()
 
+    def busy(self) -> bool:
+        return self._write_lock.locked()
+
     def _begin(self, db: sqlite3.Connection, wait: bool) -> None:
         try:
             db.execute("BEGIN IMMEDIATE")

@@ -1,20 +1,16 @@
 """The service's database: what it stores, and the SQL both backends share.
 
 ``Store`` is the contract, small on purpose; it stores and reads, and what the values mean is
-``service.streams``'s business. Two classes keep it: ``service.storage.Storage``, one SQLite
-file (the embedded default, one host), and ``service.postgres.PostgresStorage``, one PostgreSQL
-database shared by several replicas of the service. Both hold the same tables and run the same
-statements, written here once with ``?`` for each parameter (PostgreSQL's driver gets them as
-``%s``); a backend adds only how it connects, how a write transaction starts, and its schema's
-column types. Both create and upgrade their schema through one migration path (``migrate``):
-each backend lists, version by version, the statements that take its schema one version up,
-and records the version it reached (SQLite in ``PRAGMA user_version``, PostgreSQL in a
-``schema_version`` table).
+``service.streams``'s business. ``service.storage.Storage`` keeps it in one SQLite file (the
+embedded default, one host), ``service.postgres.PostgresStorage`` in one PostgreSQL database
+shared by replicas. Both run the statements written here once (``?`` for each parameter, ``%s``
+for PostgreSQL's driver) and add only how they connect, start a write transaction and type
+their columns; both create and upgrade their schema through ``migrate``, from per-version
+statements, recording the version reached (SQLite's ``user_version``, a PostgreSQL table).
 
-What makes a batch exactly-once, whichever replica applies it, is ``append``: the decisions,
-the Scaler's new state and a new revision in one transaction, conditional on the stream still
-being at the revision its writer read (a compare-and-set; the loser stores nothing and raises
-``StaleRevision``).
+A batch is exactly-once, whichever replica applies it, by ``append``: the decisions, the new
+state and a new revision in one transaction, conditional on the stream still being at the
+revision its writer read (compare-and-set: the loser stores nothing, ``StaleRevision``).
 
 Schema (version 2)::
 
@@ -148,6 +144,10 @@ class Store(ABC):
             self.write_failure = error.reason
             raise
         self.write_failure = None
+
+    def busy(self) -> bool:
+        """Whether this process is writing: a write with ``wait=False`` would fail now."""
+        return False
 
     def ping(self) -> None:
         """Raise ``StorageUnavailable`` (or ``RuntimeError`` once closed) unless the database
