@@ -223,13 +223,6 @@ def check_number(
     ...
     filters.configurable.ParameterError: ewma: alpha=1.5 is not allowed: alpha must be ... <= 1
     """
-    kind = "an integer" if integer else "a number"
-    bounds = []
-    if minimum is not None:
-        bounds.append(f"{'>' if exclusive_minimum else '>='} {minimum:g}")
-    if maximum is not None:
-        bounds.append(f"<= {maximum:g}")
-    allowed = f"{param} must be {kind}" + (" " + " and ".join(bounds) if bounds else "")
     numeric = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
         value, bool
     )
@@ -243,6 +236,14 @@ def check_number(
     if ok and maximum is not None:
         ok = value <= maximum  # type: ignore[operator]
     if not ok:
+        # Only now: a Scaler checks every sample, and the message is most of the cost.
+        kind = "an integer" if integer else "a number"
+        bounds = []
+        if minimum is not None:
+            bounds.append(f"{'>' if exclusive_minimum else '>='} {minimum:g}")
+        if maximum is not None:
+            bounds.append(f"<= {maximum:g}")
+        allowed = f"{param} must be {kind}" + (" " + " and ".join(bounds) if bounds else "")
         raise ParameterError(
             f"{filter_name}: {param}={value!r} is not allowed: {allowed}",
             param=param,
