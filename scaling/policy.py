@@ -228,12 +228,12 @@ class ThresholdPolicy:
     def recovery(
         self, backlog: float, volume: float, restart: float = 0.0, noise: float = 0.0
     ) -> float:
-        """The volume whose capacity serves a scale-up's backlog and restart within latency.
+        """The volume whose capacity serves an operation's backlog and restart within latency.
 
-        A scale-up finds ``backlog`` tuples waiting and piles up ``restart × volume`` more while
-        it restarts; the new capacity must drain both without the noise, during the restart and
-        after it, taking the delay over the latency: the ``volume`` plus its ``headroom`` with
-        that backlog, ``restarting=True``,
+        An operation finds ``backlog`` tuples waiting and piles up ``restart × volume`` more
+        while it restarts; the new capacity must drain both without the noise, during the
+        restart and after it, taking the delay over the latency: the ``volume`` plus its
+        ``headroom`` with that backlog, ``restarting=True``,
 
         .. math:: d_{\\text{recovery}} = (v + h(v, \\sigma, P, B)) / u
 
@@ -241,8 +241,8 @@ class ThresholdPolicy:
         restart begins are late unless :math:`(L - P) C \\ge B` (``restart_room``), which
         also drains them and the restart's :math:`P v` within :math:`L` after it. (For
         :math:`P \\ge L` every restart is late; then :math:`\\max(v, (B + P v) / L) / u`.)
-        The Scaler makes every scale-up of a job that reports its backlog at least that big (it
-        starts none for it). 0 with ``latency=None``.
+        The Scaler sizes every operation of a job that reports its backlog with it: a scale-up
+        at least that big, a scale-down no lower (it starts none). 0 with ``latency=None``.
 
         >>> policy = ThresholdPolicy(capacity=50.0)
         >>> policy.recovery(2000.0, 400.0, restart=8.0)  # 2000 / (10 - 8)

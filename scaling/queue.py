@@ -3,7 +3,7 @@
 A scaling operation stops processing while operators move (the restart), so the work waiting
 then waits ``restart`` seconds longer, and more piles up. These pure functions decide, from
 the policy and what the job reports, when a backlog is the restart's own (``settling``), how
-long a restart takes (``measure_restart``), how big a scale-up must be and when an operation
+long a restart takes (``measure_restart``), how big an operation must be and when it
 should wait for the backlog to fall (``queue_target``, ``held_for_restart``), and how the
 demand is made up, for a decision's reason (``demand_terms``).
 """
@@ -155,19 +155,15 @@ def queue_target(
         # what the restart piles up within the latency, despite the noise.
         served = policy.needed(policy.recovery(backlog, level, restart, noise))
         if served > target:
-            kept = served if target > operators else min(served, operators)
-            verb = (
-                "raised to"
-                if target > operators
-                else "held at"
-                if kept == operators
-                else "down only to"
-            )
+            if target > operators:
+                target, verb = served, "raised to"
+            else:
+                target = min(served, operators)
+                verb = "held at" if target == operators else "down only to"
             reasons.append(
-                f"{verb} {kept}: backlog {backlog:g} + restart {restart:g} s x "
+                f"{verb} {target}: backlog {backlog:g} + restart {restart:g} s x "
                 f"{level:.1f} served within {policy.latency:g} s"
             )
-            target = kept
     held = held_for_restart(policy, target, operators, backlog, level, restart)
     if held is not None:
         reasons.append(held)

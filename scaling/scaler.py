@@ -69,12 +69,13 @@ class Scaler:
        measured from the reports, and drains the backlog (``ThresholdPolicy.demand``); a
        volume-only sample asks for ``policy.needed(filtered)``, the paper's threshold;
     4. applies each guard in order, each to the previous one's output;
-    5. for a job that reports its backlog (``scaling.queue``): makes a scale-up at least
-       ``policy.needed(policy.recovery(...))``, big enough to serve the backlog it finds and its
-       own restart's within the latency despite the noise; postpones an operation whose restart
-       would find more backlog than it can delay and stay within the latency, while the running
-       count keeps up (``held_for_restart``); and holds scale-downs for ``policy.quiet``
-       seconds after the running count changed and after the first sample (``settling``);
+    5. for a job that reports its backlog (``scaling.queue``): sizes every operation for its
+       own restart, ``policy.needed(policy.recovery(...))`` (a scale-up at least that big, a
+       scale-down no lower), so that the backlog it finds and the restart's are served within
+       the latency despite the noise; postpones an operation whose restart would find more
+       backlog than it can delay and stay within the latency, while the running count keeps up
+       (``held_for_restart``); and holds scale-downs for ``policy.quiet`` seconds after the
+       running count changed and after the first sample (``settling``);
     6. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
     7. tells each guard what happened (``record``) and returns a ``Decision``.
 
@@ -229,9 +230,8 @@ class Scaler:
             if reason is not None:
                 reasons.append(reason)
         if backlog is not None:
-            noise = self.filter.noise or 0.0
             target = queue_target(
-                policy, target, previous, backlog, filtered, noise, self.restart, reasons
+                policy, target, previous, backlog, filtered, noise, restart, reasons
             )
         if quiet and target < previous:
             reasons.append(
@@ -344,12 +344,12 @@ class Scaler:
         """
         fields = ["spec", "filter", "guards", "operators", "t"]
         # Fields added later, and what a state saved before them loads as: nothing changed,
-        # no level seen, no slope, no restart measured.
+        # no level seen, no slope, no restart measured, not a queue's first sample.
         later = {
             "changed_at": None,
             "filtered": None,
             "slope": 0.0,
-            "restart": 0.0,
+            "restart": None,
             "started_at": None,
         }
         if not isinstance(state, dict) or not set(fields) <= set(state) <= {*fields, *later}:

@@ -12,10 +12,7 @@ from collections.abc import Sequence
 
 from service.errors import SampleConflict
 from service.models import Sample
-from service.store import Store
-
-# What a resent sample must repeat, besides its t, to be the sample that was applied.
-REPEATED = ("volume", "backlog", "running", "processed")
+from service.store import REPEATED, Store
 
 
 def check_increasing(samples: Sequence[Sample]) -> None:

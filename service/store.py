@@ -47,9 +47,9 @@ DECISION_COLUMNS = (
 )
 # What the readiness probe writes after a failed write: room for a few small batches.
 _PROBE_BYTES = 64 * 1024
-# Keep IN (...) lists well under the limits on bound parameters (SQLite's is 32,766).
-_CHUNK = 500
-_SAMPLE = "t, volume, backlog, running, processed"  # what a resent sample must repeat
+_CHUNK = 500  # IN (...) lists well under the limits on bound parameters (SQLite: 32,766)
+# What a resent sample must repeat, besides its t, to be the sample that was applied.
+REPEATED = ("volume", "backlog", "running", "processed")
 
 
 @dataclass(frozen=True)
@@ -156,8 +156,7 @@ class Store(ABC):
             with self._connection() as db:
                 self._run(db, "SELECT 1 FROM streams LIMIT 1").fetchall()
             return
-        # More than a batch of a few samples writes: ready means there is room for them.
-        with self._writing() as db:
+        with self._writing() as db:  # more than a few samples' worth: room for a batch
             self._run(
                 db,
                 "INSERT INTO probe VALUES (1, 1, ?) ON CONFLICT (id) DO UPDATE "
@@ -247,13 +246,14 @@ class Store(ABC):
     def applied_samples(
         self, stream_id: str, times: Sequence[float]
     ) -> dict[float, tuple[Any, ...]]:
-        """``{t: (volume, backlog, running, processed)}`` of the stream's samples at ``times``."""
+        """``{t: (the REPEATED values)}`` of the stream's samples at ``times``."""
         found: dict[float, tuple[Any, ...]] = {}
+        columns = ", ".join(("t", *REPEATED))
         with self._connection() as db:
             for start in range(0, len(times), _CHUNK):
                 chunk = times[start : start + _CHUNK]
                 marks = ", ".join("?" * len(chunk))
-                statement = f"SELECT {_SAMPLE} FROM decisions WHERE stream = ? AND t IN ({marks})"
+                statement = f"SELECT {columns} FROM decisions WHERE stream = ? AND t IN ({marks})"
                 rows = self._run(db, statement, (stream_id, *chunk)).fetchall()
                 found.update((t, tuple(reported)) for t, *reported in rows)
         return found

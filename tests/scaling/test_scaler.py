@@ -422,7 +422,7 @@ def test_the_queue_state_round_trips_and_old_states_load() -> None:
     old = {key: state[key] for key in ("spec", "filter", "guards", "operators", "t")}
     fresh = Scaler(make_filter("raw"), policy, operators=8)
     fresh.load_state_dict(old)  # saved before the queue fields existed
-    assert fresh.state_dict()["slope"] == 0.0 and fresh.state_dict()["restart"] == 0.0
+    assert fresh.state_dict()["slope"] == 0.0 and fresh.state_dict()["restart"] is None
     with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
         fresh.load_state_dict({**state, "restart": -1.0})
     with pytest.raises(ValueError, match="started_at='0' is not allowed"):
