@@ -73,6 +73,11 @@ class GuardSpec(ComponentSpec):
     )
 
 
+def seconds(default: float, minimum: float, description: str) -> Any:
+    """The ``Field`` of a duration setting: ``minimum`` to ``MAX_SECONDS`` seconds."""
+    return Field(default=default, ge=minimum, le=MAX_SECONDS, description=description)
+
+
 class PolicySpec(BaseModel):
     """The threshold policy: operators needed = ceil(filtered volume / capacity), within the
     bounds."""
@@ -96,40 +101,29 @@ class PolicySpec(BaseModel):
     )
     catch_up: Annotated[
         float | None, bounded("catch_up", 1e-3, MAX_SECONDS, "seconds", nullable=True)
-    ] = Field(
-        default=CATCH_UP,
-        ge=1e-3,
-        le=MAX_SECONDS,
-        description="Seconds to drain a reported backlog in; null ignores backlogs.",
-    )
-    quiet: Annotated[float, bounded("quiet", 0.0, MAX_SECONDS, "seconds")] = Field(
-        default=QUIET,
-        ge=0.0,
-        le=MAX_SECONDS,
-        description="Seconds after a scaling operation during which a sample that reports a "
-        "backlog neither scales up for it nor down.",
+    ] = seconds(CATCH_UP, 1e-3, "Seconds to drain a reported backlog in; null ignores backlogs.")
+    quiet: Annotated[float, bounded("quiet", 0.0, MAX_SECONDS, "seconds")] = seconds(
+        QUIET,
+        0.0,
+        "Seconds after a scaling operation during which a sample that reports a backlog "
+        "neither scales up for it nor down.",
     )
     latency: Annotated[
         float | None, bounded("latency", 1e-3, MAX_SECONDS, "seconds", nullable=True)
-    ] = Field(
-        default=LATENCY,
-        ge=1e-3,
-        le=MAX_SECONDS,
-        description="Queueing delay, seconds, that a job reporting its backlog is kept under "
-        "(headroom for the noise, scale-ups sized and timed for the restart); null: none.",
+    ] = seconds(
+        LATENCY,
+        1e-3,
+        "Queueing delay, seconds, that a job reporting its backlog is kept under (headroom for "
+        "the noise, operations sized and timed for their restart); null: none.",
     )
-    lead: Annotated[float, bounded("lead", 0.0, MAX_SECONDS, "seconds")] = Field(
-        default=LEAD,
-        ge=0.0,
-        le=MAX_SECONDS,
-        description="Seconds to look ahead along a rising level beyond the measured restart.",
+    lead: Annotated[float, bounded("lead", 0.0, MAX_SECONDS, "seconds")] = seconds(
+        LEAD, 0.0, "Seconds to look ahead along a rising level beyond the measured restart."
     )
-    restart: Annotated[float, bounded("restart", 0.0, MAX_SECONDS, "seconds")] = Field(
-        default=RESTART,
-        ge=0.0,
-        le=MAX_SECONDS,
-        description="Seconds a scaling operation is assumed to stop processing until one has "
-        "been measured from the samples' running and processed counts.",
+    restart: Annotated[float, bounded("restart", 0.0, MAX_SECONDS, "seconds")] = seconds(
+        RESTART,
+        0.0,
+        "Seconds a scaling operation is assumed to stop processing until one has been "
+        "measured from the samples' running and processed counts.",
     )
 
 
