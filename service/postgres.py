@@ -15,7 +15,7 @@ the batch, which then finds its samples applied, or applies them after the other
 different streams never wait for each other. ``put_stream`` and ``delete_stream`` also take the
 stream's row first, so a batch cannot commit into a stream being replaced or removed.
 
-Schema: the same migration path as SQLite (``service.store.migrate``), the version in the
+Schema: the same migration path as SQLite (``service.migrations.migrate``), the version in the
 table ``schema_version``, under a transaction-scoped advisory lock, so replicas starting
 together do not create the tables twice. DDL is transactional in PostgreSQL: a migration
 applies whole or not at all.
@@ -41,13 +41,13 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from scaling import Decision
+from service.migrations import migrate
 from service.store import (
     DECISION_COLUMNS,
     StorageBusy,
     StorageUnavailable,
     Store,
     decision_row,
-    migrate,
 )
 
 # PostgreSQL's schema, version by version, as SQLite's in service.storage: the same tables and

@@ -40,7 +40,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from service.store import StorageBusy, StorageUnavailable, Store, migrate
+from service.migrations import migrate
+from service.store import StorageBusy, StorageUnavailable, Store
 
 # SQLite's schema, version by version: _MIGRATIONS[v] takes a database from version v to v + 1.
 _MIGRATIONS: list[str] = [

@@ -5,7 +5,7 @@
 embedded default, one host), ``service.postgres.PostgresStorage`` in one PostgreSQL database
 shared by replicas. Both run the statements written here once (``?`` for each parameter, ``%s``
 for PostgreSQL's driver) and add only how they connect, start a write transaction and type
-their columns; both create and upgrade their schema through ``migrate``, from per-version
+their columns; both create and upgrade their schema through ``service.migrations``, from per-version
 statements, recording the version reached (SQLite's ``user_version``, a PostgreSQL table).
 
 A batch is exactly-once, whichever replica applies it, by ``append``: the decisions, the new
@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -358,25 +358,6 @@ class Store(ABC):
         """Every row of a read."""
         with self._connection() as db:
             return list(self._run(db, statement, params).fetchall())
-
-
-def migrate(
-    where: str, found: int, migrations: Sequence[str], execute: Callable[[str], object]
-) -> None:
-    """Bring the database ``where`` from schema version ``found`` to ``len(migrations)``,
-    running each step's script with ``execute``; the caller records the version reached, in
-    the same transaction.
-
-    Raises ``RuntimeError`` for a database newer than this steadyscale: its tables may mean
-    something this code does not know, so it is better not to touch it.
-    """
-    if found > len(migrations):
-        raise RuntimeError(
-            f"{where} has schema version {found}; this steadyscale reads versions up to "
-            f"{len(migrations)}"
-        )
-    for script in migrations[found:]:
-        execute(script)
 
 
 def stored_stream(row: Sequence[Any]) -> StoredStream:
