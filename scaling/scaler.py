@@ -192,9 +192,12 @@ class Scaler:
             self._slope += weight * ((filtered - self._filtered) / elapsed - self._slope)
         self._filtered = filtered
         previous = self._operators if running is None else int(running)
-        if previous != self._operators:  # a change made elsewhere (or not made) counts too
+        first = self._last_t is None
+        # A change made elsewhere (or not made) counts too; on the first sample a count other
+        # than the initial one is only news of what runs, not an operation to watch.
+        if previous != self._operators and not first:
             self._changed_at = t
-        if backlog is not None and self._last_t is None:
+        if backlog is not None and first:
             self._started_at = t  # the Scaler has not seen how long this queue has run
         policy = self.policy
         queue: dict[str, Any] = {}

@@ -138,3 +138,13 @@ def test_a_scale_down_goes_no_lower_than_its_restart_can_serve() -> None:
     reasons.clear()
     assert queue_target(policy, 6, 10, 500.0, 280.0, 0.0, 8.0, reasons) == 6  # 5 would do
     assert reasons == []
+
+
+def test_a_first_sample_running_another_count_measures_no_restart() -> None:
+    # Created with 1 operator, the job reports 6 running from its first sample on: that is
+    # what runs, not an operation, so the assumed restart stands until one is watched.
+    scaler = Scaler(make_filter("raw"), POLICY, operators=1)
+    scaler.observe(300.0, 0.0, backlog=0.0, running=6, processed=300.0)
+    scaler.observe(300.0, 1.0, backlog=0.0, running=6, processed=300.0)
+    assert scaler.restart == POLICY.restart and scaler.state_dict()["restart"] is None
+    assert scaler.state_dict()["changed_at"] is None
