@@ -45,6 +45,7 @@ from simulator.experiments.compare import (
     run_compare_cell,
 )
 from simulator.experiments.compare_report import DEFAULT_POLICY, standing_table
+from simulator.model.queue import QueueConfig
 
 TEXT = ("policy", "family", "policy_spec", "workload", "definition")
 
@@ -82,7 +83,7 @@ def default_cells(
                 str(run["definition"]),
                 params,
                 duration,
-            )  # fmt: skip
+            )
         )
     return cells
 
@@ -110,7 +111,7 @@ def sla_causes(cell: CompareCell) -> Counter[str]:
     room = ThresholdPolicy(cell.capacity).restart_room
     changes = [i for i in range(1, len(operators)) if operators[i] != operators[i - 1]]
     causes: Counter[str] = Counter()
-    for second in (timeline["latency"] > 10.0).nonzero()[0]:
+    for second in (timeline["latency"] > QueueConfig().sla).nonzero()[0]:
         before = [i for i in changes if i <= second]
         if not before:
             causes["no change before"] += 1
