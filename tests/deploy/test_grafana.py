@@ -189,7 +189,10 @@ def test_every_panel_draws_series_from_a_real_prometheus(live: Server, tmp_path:
                        json={"samples": [{"t": t, "volume": 40.0 + t}]}, timeout=10.0)  # fmt: skip
             t += 1.0
             try:
-                scrapes = series('count_over_time(up{job="steadyscale"}[1m])')
+                # Prometheus answers 503 until its storage is up: ask only once it is ready.
+                ready = httpx.get(f"http://127.0.0.1:{port}/-/ready", timeout=10.0)
+                up = 'count_over_time(up{job="steadyscale"}[1m])'
+                scrapes = series(up) if ready.status_code == 200 else []
             except httpx.TransportError:
                 scrapes = []
             if scrapes and float(scrapes[0]["value"][1]) >= 4:
