@@ -62,14 +62,13 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from starlette.concurrency import run_in_threadpool
 
-from scaling import Decision, Scaler
+from scaling import Decision
 from service.batches import check_increasing, first_new
 from service.errors import (
     BatchTooLarge,
@@ -83,6 +82,7 @@ from service.errors import (
 )
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
+from service.scaler_cache import CACHE_SIZE, CachedScaler, ScalerCache
 from service.scalers import build_scaler, decide, per_operator
 from service.store import (
     NonFiniteState,
@@ -98,9 +98,6 @@ from service.store import (
 # e.g. tvd's "mm" method, never runs on the loop).
 INLINE_BATCH = 128
 INLINE_SECONDS = 0.002
-
-# Streams whose Scaler stays cached (about 10 KB each); the rest are rebuilt from storage.
-CACHE_SIZE = 1024
 
 # A batch is redone when the stream changed in the database since its Scaler was loaded; each
 # retry means another writer (a replica) committed to the stream, so a few suffice unless
@@ -121,15 +118,6 @@ class BatchResult:
     duplicates: int
     operators: int
     decisions: list[Decision]
-
-
-@dataclass
-class _Loaded:
-    scaler: Scaler
-    revision: str
-    last_t: float | None
-    # Seconds per sample of the last batch (filtering and commit); None before the first.
-    cost: float | None = None
 
 
 class StreamService:
@@ -160,8 +148,7 @@ class StreamService:
         self._locks: weakref.WeakValueDictionary[str, threading.Lock] = (
             weakref.WeakValueDictionary()
         )
-        self.cache_size = cache_size
-        self._scalers: OrderedDict[str, _Loaded] = OrderedDict()
+        self.scalers = ScalerCache(cache_size)
         if metrics is not None:
             streams = {stream.id: per_operator(stream.spec) for stream in storage.list_streams()}
             metrics.restore(streams, storage.latest_decisions())
@@ -271,12 +258,9 @@ class StreamService:
             raise Unavailable(error) from None
 
     def _cheap(self, stream_id: str, count: int) -> bool:
-        with self._guard:
-            loaded = self._scalers.get(stream_id)
+        loaded = self.scalers.peek(stream_id)
         return (
-            loaded is not None
-            and loaded.cost is not None
-            and loaded.cost * count <= (INLINE_SECONDS)
+            loaded is not None and loaded.cost is not None and loaded.cost * count <= INLINE_SECONDS
         )
 
     def _apply(self, stream_id: str, samples: Sequence[Sample], wait: bool) -> BatchResult | None:
@@ -288,7 +272,7 @@ class StreamService:
         or a refusal) is checked against the stored revision before it is given, so that it
         never comes from a cache that ran behind another writer.
         """
-        loaded, fresh_from_storage = self._load(stream_id)
+        loaded, fresh_from_storage = self.scalers.load(self.storage, stream_id)
         try:
             return self._apply_loaded(stream_id, loaded, samples, wait, fresh_from_storage)
         except (SampleConflict, UnfollowableSample):
@@ -299,7 +283,7 @@ class StreamService:
     def _apply_loaded(
         self,
         stream_id: str,
-        loaded: _Loaded,
+        loaded: CachedScaler,
         samples: Sequence[Sample],
         wait: bool,
         checked: bool,
@@ -333,8 +317,7 @@ class StreamService:
         except BaseException:
             self._forget(stream_id)
             raise
-        per_sample = (time.thread_time() - began) / len(decisions)
-        loaded.cost = per_sample if loaded.cost is None else 0.5 * (loaded.cost + per_sample)
+        loaded.measured((time.thread_time() - began) / len(decisions))
         loaded.revision, loaded.last_t = revision, decisions[-1].t
         if self._metrics is not None:
             self._metrics.decided(stream_id, decisions)
@@ -356,29 +339,7 @@ class StreamService:
             self.get(stream_id)
         return decisions
 
-    def _load(self, stream_id: str) -> tuple[_Loaded, bool]:
-        """The stream's cached Scaler, or one built from storage (then cached, evicting the
-        least recently used beyond ``cache_size``); and whether it was read from storage just
-        now."""
-        with self._guard:
-            loaded = self._scalers.get(stream_id)
-            if loaded is not None:
-                self._scalers.move_to_end(stream_id)
-                return loaded, False
-        stored = self.storage.load(stream_id)
-        if stored is None:
-            raise StreamNotFound(stream_id)
-        stream, state = stored
-        scaler = Scaler.from_spec(stream.spec, stream.initial_operators)
-        scaler.load_state_dict(state)
-        loaded = _Loaded(scaler, stream.revision, stream.t)
-        with self._guard:
-            self._scalers[stream_id] = loaded
-            while len(self._scalers) > self.cache_size:
-                self._scalers.popitem(last=False)
-        return loaded, True
-
-    def _current(self, stream_id: str, loaded: _Loaded) -> bool:
+    def _current(self, stream_id: str, loaded: CachedScaler) -> bool:
         """Whether the database still holds the stream at ``loaded``'s revision (one small
         read); if not, the cache entry is dropped."""
         if self.storage.revision(stream_id) == loaded.revision:
@@ -388,10 +349,4 @@ class StreamService:
 
     def _forget(self, stream_id: str) -> None:
         """Drop the stream's cached Scaler: the next batch starts from the stored state."""
-        with self._guard:
-            self._scalers.pop(stream_id, None)
-
-    @property
-    def cached(self) -> int:
-        """Streams whose Scaler is cached now."""
-        return len(self._scalers)
+        self.scalers.forget(stream_id)

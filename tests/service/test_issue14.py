@@ -261,7 +261,11 @@ def test_8_a_slow_filter_never_runs_on_the_event_loop(tmp_path: Path) -> None:
         loop_thread = asyncio.run(main())
     assert loop_thread not in threads["mm"]
     assert loop_thread in threads["raw"]  # cheap, cached streams stay on the loop
-    assert service._scalers["mm"].cost is not None and service._scalers["mm"].cost > INLINE_SECONDS
+    assert (
+        (entry := service.scalers.peek("mm")) is not None
+        and entry.cost is not None
+        and entry.cost > INLINE_SECONDS
+    )
 
 
 def test_10_per_stream_series_are_bounded_and_the_list_is_paged(tmp_path: Path) -> None:
@@ -311,7 +315,7 @@ def test_12_the_scaler_cache_keeps_only_the_streams_used_last(tmp_path: Path) ->
         for index in range(10):
             service.put(f"s{index}", raw) if batch is batches[0] else None
             service.post_samples(f"s{index}", batch)
-            assert service.cached <= 3
+            assert len(service.scalers) <= 3
     scaler = Scaler.from_spec({"filter": {"name": "tvd"}, "policy": {"capacity": 50.0}})
     expected = [scaler.observe(s.volume, s.t) for batch in batches for s in batch]
     assert all(service.history(f"s{index}", None, 100) == expected for index in range(10))

@@ -1,0 +1,83 @@
+"""The Scalers of the streams used last, kept in memory between batches.
+
+The database is the truth; a cached Scaler only saves rebuilding it from the stored spec and
+state for every batch. ``StreamService`` checks it against the stored revision where that
+matters (see ``service.streams``) and drops it whenever a batch fails after the Scaler has
+seen a sample.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from scaling import Scaler
+from service.errors import StreamNotFound
+from service.store import Store
+
+# Streams whose Scaler stays cached (about 10 KB each); the rest are rebuilt from storage.
+CACHE_SIZE = 1024
+
+
+@dataclass
+class CachedScaler:
+    """A stream's Scaler as of the stored ``revision``, whose last applied sample is at
+    ``last_t``."""
+
+    scaler: Scaler
+    revision: str
+    last_t: float | None
+    # Seconds per sample of the last batches (filtering and commit); None before the first.
+    cost: float | None = None
+
+    def measured(self, seconds_per_sample: float) -> None:
+        """Fold a batch's cost per sample into ``cost`` (halving the weight of the past)."""
+        previous = self.cost
+        self.cost = (
+            seconds_per_sample if previous is None else 0.5 * (previous + seconds_per_sample)
+        )
+
+
+class ScalerCache:
+    """The Scalers of the ``size`` streams used last, least recently used evicted first;
+    safe to share between threads."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self._guard = threading.Lock()
+        self._entries: OrderedDict[str, CachedScaler] = OrderedDict()
+
+    def peek(self, stream_id: str) -> CachedScaler | None:
+        """The stream's entry, if cached, without counting it as used."""
+        with self._guard:
+            return self._entries.get(stream_id)
+
+    def load(self, storage: Store, stream_id: str) -> tuple[CachedScaler, bool]:
+        """The stream's cached Scaler, or one built from ``storage`` (then cached); and whether
+        it was read from storage just now. Raises ``StreamNotFound``."""
+        with self._guard:
+            entry = self._entries.get(stream_id)
+            if entry is not None:
+                self._entries.move_to_end(stream_id)
+                return entry, False
+        stored = storage.load(stream_id)
+        if stored is None:
+            raise StreamNotFound(stream_id)
+        stream, state = stored
+        scaler = Scaler.from_spec(stream.spec, stream.initial_operators)
+        scaler.load_state_dict(state)
+        entry = CachedScaler(scaler, stream.revision, stream.t)
+        with self._guard:
+            self._entries[stream_id] = entry
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return entry, True
+
+    def forget(self, stream_id: str) -> None:
+        """Drop the stream's entry: its next batch starts from the stored state."""
+        with self._guard:
+            self._entries.pop(stream_id, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
