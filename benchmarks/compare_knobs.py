@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.compare_knobs                        # as the run has it
     .venv/bin/python -m benchmarks.compare_knobs --set restart=0 --set restart=15
+    .venv/bin/python -m benchmarks.compare_knobs --out DIR --seed 4 --seed 5 --seed 6
 
 ``steadyscale compare --out DIR`` stores every run of every policy in ``DIR/compare.csv``.
 This script simulates the ``steadyscale`` row again on the same cells (workloads, traces found
@@ -15,6 +16,8 @@ rows. For each variant it prints, from this run:
   at 50 per SLA second (``compare_report.standing_table``, as ``compare.md`` counts them);
 * the cells whose SLA seconds are at most the HPA's, and the SLA seconds summed over cells
   (with ``--table``, the table of every cell, as ``compare.md`` has it);
+* with ``--seed``, the same for only those seeds of the run (seeds a rule was not designed
+  on, say);
 * with ``--causes``, where the default's SLA seconds come from, summed over cells (means over
   seeds): each second over the SLA is put down to the last change of the running count before
   it, a scale-up or a scale-down, within its restart (12 s) or later, and for a restart
@@ -135,8 +138,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--causes", action="store_true", help="where the SLA seconds come from")
     parser.add_argument("--table", action="store_true", help="the standing of every cell")
+    parser.add_argument(
+        "--seed", type=int, action="append", help="only these seeds of the run (repeatable)"
+    )
     args = parser.parse_args(argv)
     runs = stored_runs(args.out)
+    if args.seed:
+        runs = [run for run in runs if int(run["seed"]) in args.seed]
     others = [run for run in runs if run["policy"] != DEFAULT_POLICY]
     variants: list[dict[str, Any]] = [{}]
     for item in args.set:
