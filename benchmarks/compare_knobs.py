@@ -6,10 +6,10 @@
 
 ``steadyscale compare --out DIR`` stores every run of every policy in ``DIR/compare.csv``.
 This script simulates the ``steadyscale`` row again on the same cells (workloads, traces found
-under ``--traces``, SNR, seeds; the default pause of 8 s and no delay), once as it is and once
-per ``--set name=value`` (a setting of ``scaling.baselines.ScalerPolicy``: ``restart``,
-``latency``, ``quiet``, ``lead``, ``catch_up``, ``utilisation``), locally and in parallel, and
-keeps the other policies' stored
+under ``--traces``, SNR, seeds; ``--pause`` and ``--delay`` must be the run's, 8 s and 0 by
+default), once as it is and once per ``--set name=value`` (a setting of
+``scaling.baselines.ScalerPolicy``: ``restart``, ``latency``, ``quiet``, ``lead``,
+``catch_up``, ``utilisation``), locally and in parallel, and keeps the other policies' stored
 rows. For each variant it prints, from this run:
 
 * the cells where the default is the cheapest or inside the cheapest's 95 % interval, at 5 and
@@ -62,7 +62,11 @@ def stored_runs(folder: Path) -> list[dict[str, Any]]:
 
 
 def default_cells(
-    runs: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], traces: Path
+    runs: Sequence[Mapping[str, Any]],
+    settings: Mapping[str, Any],
+    traces: Path,
+    pause: float = QueueConfig.pause,
+    delay: float = QueueConfig.delay,
 ) -> list[CompareCell]:
     """The stored default's cells, its policy spec updated with ``settings``."""
     cells = []
@@ -86,6 +90,8 @@ def default_cells(
                 str(run["definition"]),
                 params,
                 duration,
+                pause=pause,
+                delay=delay,
             )
         )
     return cells
@@ -136,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--traces", type=Path, default=Path("../shared/data/traces"))
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--pause", type=float, default=QueueConfig.pause, help="the run's --pause")
+    parser.add_argument("--delay", type=float, default=QueueConfig.delay, help="the run's --delay")
     parser.add_argument("--causes", action="store_true", help="where the SLA seconds come from")
     parser.add_argument("--table", action="store_true", help="the standing of every cell")
     parser.add_argument(
@@ -152,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         variants.append({name: json.loads(value)})
     with ProcessPoolExecutor(args.workers) as pool:
         for settings in variants:
-            cells = default_cells(runs, settings, args.traces)
+            cells = default_cells(runs, settings, args.traces, args.pause, args.delay)
             rows = list(pool.map(run_compare_cell, cells, chunksize=4))
             label = ", ".join(f"{k}={v}" for k, v in settings.items()) or "as stored"
             print(f"{label}: {standing([*others, *rows], args.table)}", flush=True)
