@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from filters import make_filter
-from filters.changepoint import ChangePoint
+from filters.changepoint import _CYCLE_SHARE, ChangePoint
 
 
 def noisy(level: float, sigma: float, n: int, seed: int) -> np.ndarray:
@@ -95,6 +95,70 @@ def test_the_spread_includes_a_variation_the_level_does_not_follow() -> None:
     assert flat.spread < 3.0
 
 
+def cyclic(level: float, sigma: float, n: int, seed: int) -> np.ndarray:
+    """A daily cycle of +-90 every 48 samples (nyc_taxi replayed at a sample a second)."""
+    cycle = 90.0 * np.cos(2.0 * np.pi * np.arange(n) / 48.0)
+    return np.clip(level + cycle + np.random.default_rng(seed).normal(0.0, sigma, n), 0.0, None)
+
+
+def test_a_cycle_faster_than_a_change_is_provisioned_for() -> None:
+    # Under noise of 150 the level reads the cycle's mean, 340 (7 operators of 50); once the
+    # cycle stands out of the periodogram the output is the level plus half its deviation of
+    # 64 (90 / sqrt 2), so that a count covers most of the cycle. The same noise without the
+    # cycle leaves the level alone.
+    for seed in range(10):
+        with_cycle, without = ChangePoint(resolution=50.0), ChangePoint(resolution=50.0)
+        raised = with_cycle.filter(cyclic(340.0, 150.0, 3000, seed))[-1]
+        flat = without.filter(noisy(340.0, 150.0, 3000, seed))[-1]
+        assert with_cycle._cycle == pytest.approx(90.0 / np.sqrt(2.0), rel=0.15)
+        assert raised - 340.0 == pytest.approx(32.0, abs=10.0)
+        assert without._cycle == 0.0 and flat == pytest.approx(340.0, abs=8.0)
+
+
+def test_steps_and_noise_alone_seldom_show_a_cycle() -> None:
+    # Plateaus of 100-250 samples 5-10 deviations apart: the transient of each change (the
+    # samples before it is declared) is left out of the periodogram, so no cycle shows.
+    lengths = np.random.default_rng(5).integers(100, 250, 24)
+    levels = [300.0, 500.0, 250.0, 450.0, 200.0, 400.0] * 4
+    pieces = enumerate(zip(levels, lengths, strict=True))
+    steps = np.concatenate([noisy(v, 30.0, int(n), seed) for seed, (v, n) in pieces])
+    f = ChangePoint(resolution=50.0)
+    f.filter(steps)
+    assert f._cycle == 0.0
+    # Noise alone: a cycle may pass the test at some window (at most 10 % of them by the
+    # Bonferroni bound; 8 % of 3,000-sample runs), and then for little, under 0.1 deviation.
+    shown = []
+    for seed in range(50):
+        g = ChangePoint(resolution=50.0)
+        g.filter(noisy(340.0, 150.0, 3072, seed))
+        shown.append(g._cycle)
+    assert sum(cycle > 0.0 for cycle in shown) <= 5
+    assert max(shown) / 2.0 < 0.1 * 150.0
+
+
+def test_heavy_noise_declares_no_change() -> None:
+    # Noise of 345 around 338 (nyc_taxi at SNR 1, 7 capacities of 50): with an allowance of
+    # resolution / 2 sigma = 0.07 alone, noise passed the CUSUM threshold about once in 2,900
+    # samples, and the level restarted from the most extreme samples, 730 (8 operators too
+    # many). With the allowance at least 0.25 the level stays within about 2 standard errors.
+    worst = [
+        np.abs(ChangePoint(resolution=50.0).filter(noisy(338.0, 345.0, 3000, seed))[200:] - 338.0)
+        for seed in range(20)
+    ]
+    assert max(float(np.max(w)) for w in worst) < 100.0
+
+
+def test_a_state_taken_mid_window_with_a_cycle_continues_identically() -> None:
+    series = cyclic(340.0, 150.0, 2500, 3)
+    original = ChangePoint(resolution=50.0)
+    original.filter(series[:1300])
+    assert original._cycle > 0.0 and original._cycle_residuals
+    saved = json.loads(json.dumps(original.state_dict(), allow_nan=False))
+    restored = make_filter(saved["spec"])
+    restored.load_state_dict(saved)
+    np.testing.assert_array_equal(restored.filter(series[1300:]), original.filter(series[1300:]))
+
+
 def test_noise_clipped_at_zero_does_not_bias_the_level() -> None:
     # A level of 250 under noise of 500 is clipped at 0 a third of the time; the clipped
     # samples average 350, two operators of 50 too many.
@@ -108,10 +172,13 @@ def test_a_level_that_holds_under_clipped_noise_is_neither_low_nor_wandering() -
     # 200.2 under noise of 205 (a flat real trace at SNR 1, 16 % of samples clipped at 0):
     # leaving out the samples above 3 clipped deviations (an upper tail only) read 1.8 low,
     # and noise taken for a drift made the level wander by 6.2 after 3,000 samples, against
-    # a standard error of 3.9 for the mean of all of them.
-    finals = [
-        ChangePoint(resolution=50.0).filter(noisy(200.2, 205.0, 3000, s))[-1] for s in range(40)
-    ]
+    # a standard error of 3.9 for the mean of all of them. The level is the output less what
+    # it provisions for a cycle (which noise alone shows in 2 of these 40 runs, +10 each; see
+    # test_steps_and_noise_alone_seldom_show_a_cycle).
+    finals = []
+    for seed in range(40):
+        f = ChangePoint(resolution=50.0)
+        finals.append(f.filter(noisy(200.2, 205.0, 3000, seed))[-1] - _CYCLE_SHARE * f._cycle)
     assert np.mean(finals) == pytest.approx(200.2, abs=1.0)
     assert np.std(finals) < 5.5
 
@@ -146,6 +213,12 @@ def test_noise_free_input_follows_a_change_after_the_shortest_detection() -> Non
         ("_recent_weight2", 1e9, "_recent_weight=.* is not allowed: .*_recent_weight2 <="),
         ("_drift", float("nan"), "_drift=nan is not allowed: it must be a finite number"),
         ("_covariance", float("inf"), "_covariance=inf is not allowed: it must be a finite"),
+        ("_cycle", -1.0, "_cycle=-1.0 is not allowed: it must be >= 0"),
+        ("_cycle_windows", 1.5, "_cycle_windows=1.5 is not allowed: it counts windows"),
+        ("_cycle_windows", 33.0, "_cycle_windows=33.0 is not allowed: .* from 0 to 32"),
+        ("_cycle_residuals", [0.0] * 512, "_cycle_residuals=.* fewer than 512 finite"),
+        ("_cycle_power", [0.0] * 3, "_cycle_power=.* a list of 257 finite numbers >= 0"),
+        ("_cycle_power", [-1.0] * 257, "_cycle_power=.* a list of 257 finite numbers >= 0"),
     ],
 )
 def test_loading_refuses_impossible_values_and_changes_nothing(
