@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
+from array import array
 from collections import deque
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -36,6 +39,10 @@ _SIGNIFICANT = 2.0
 # minute or more). A change of less than a quarter of a noise deviation is then never
 # declared, one of less than half late: both are left to the drift (step 4).
 _LEAST_ALLOWANCE = 0.25
+# Steps of a residual kept for the periodogram, per noise deviation at the window's start: the
+# window is kept as whole numbers (int32) so that a state carries it in 2 KB (base64), not as
+# 511 floats of 18 digits each; a step of 1/4096 deviation changes no periodogram that matters.
+_QUANTA = 4096.0
 # Share of a detected cycle's deviation the output provisions for (step 6; 0.84, the 5:1 quantile
 # of a Gaussian, measured worse in docs/default.md).
 _CYCLE_SHARE = 0.5
@@ -207,8 +214,9 @@ class ChangePoint(Denoiser):
         self._recent: deque[float] = deque(maxlen=_RECENT)
         # Residuals of the periodogram window being filled, the mean periodogram, the number
         # of windows in it, and the deviation of the cycle it shows (0: none).
-        self._cycle_residuals: list[float] = []
-        self._cycle_power = np.zeros(WINDOW // 2 + 1)
+        self._cycle_residuals = array("i")
+        self._cycle_step = 0.0  # tuples/s per whole number of the window being filled
+        self._cycle_power = np.zeros(WINDOW // 2 + 1, dtype=np.float32)
         self._cycle_windows = 0.0
         self._cycle = 0.0
 
@@ -270,7 +278,9 @@ class ChangePoint(Denoiser):
         z = (x - recent_level) / sigma
         z = clip if z > clip else -clip if z < -clip else z
         residuals = self._cycle_residuals
-        residuals.append(z * sigma)
+        if not residuals:
+            self._cycle_step = sigma / _QUANTA
+        residuals.append(round(z * sigma / self._cycle_step))
         if len(residuals) == WINDOW:
             self._find_cycle(residuals)
         # Two one-sided CUSUMs; each remembers the samples since it last left 0.
@@ -347,13 +357,21 @@ class ChangePoint(Denoiser):
             mean = censored_gaussian(mean, zeros)[0]
         return mean + _CYCLE_SHARE * self._cycle
 
-    def _find_cycle(self, residuals: list[float]) -> None:
+    def _find_cycle(self, residuals: array[int]) -> None:
         """Add the full window's periodogram to the mean one and start the next window."""
-        power = periodogram(residuals)
-        residuals.clear()
+        power = periodogram(np.asarray(residuals, dtype=float) * self._cycle_step)
+        del residuals[:]
         self._cycle_windows = windows = min(self._cycle_windows + 1.0, WINDOWS)
-        self._cycle_power += (power - self._cycle_power) / windows
-        self._cycle = math.sqrt(cycle_variance(self._cycle_power, windows))
+        mean = self._cycle_power
+        mean += ((power - mean) / windows).astype(np.float32)
+        self._cycle = math.sqrt(cycle_variance(mean.astype(float), windows))
+
+    def _export_state(self) -> dict[str, Any]:
+        state = super()._export_state()
+        # The periodogram's window and mean as base64 of little-endian int32 and float32.
+        state["_cycle_residuals"] = _packed(np.asarray(self._cycle_residuals, dtype="<i4"))
+        state["_cycle_power"] = _packed(self._cycle_power.astype("<f4"))
+        return state
 
     def _blend(self) -> tuple[float, float, float]:
         """The level, its share of zeros and its variance in units of sigma^2.
@@ -392,7 +410,7 @@ class ChangePoint(Denoiser):
         # Field names are checked by the generic import; the values are checked here, so that a
         # state edited or corrupted in storage is refused instead of producing nonsense.
         if isinstance(values, dict) and set(values) == set(self._learned()):
-            _check_state(values)
+            values = _check_state(values)
         super()._import_state(values)
 
     def _restart(self, total: float, count: float, zeros: float) -> None:
@@ -401,15 +419,33 @@ class ChangePoint(Denoiser):
         self._weight = self._recent_weight = self._recent_weight2 = count
         self._drift = 0.0
         # The residuals before a change was declared are its transient, not a cycle.
-        self._cycle_residuals.clear()
+        del self._cycle_residuals[:]
         self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
         self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
 
 
-def _check_state(values: dict[str, Any]) -> None:
-    """Raise ``ValueError`` unless ``values`` can be the learned state of a ChangePoint."""
+def _packed(values: np.ndarray) -> str:
+    return base64.b64encode(values.tobytes()).decode("ascii")
 
-    def refuse(field: str, rule: str) -> None:
+
+def _unpacked(text: Any, dtype: str) -> np.ndarray | None:
+    """The array ``_packed`` wrote, or None if ``text`` is not one."""
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) % np.dtype(dtype).itemsize:
+        return None
+    return np.frombuffer(raw, dtype=dtype)
+
+
+def _check_state(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with the periodogram's window and mean unpacked; raises ``ValueError``
+    unless they can be the learned state of a ChangePoint."""
+
+    def refuse(field: str, rule: str) -> NoReturn:
         raise ValueError(f"changepoint: {field}={values[field]!r} is not allowed: {rule}")
 
     sequences = ("_previous", "_recent", "_cycle_residuals", "_cycle_power")
@@ -429,20 +465,21 @@ def _check_state(values: dict[str, Any]) -> None:
         or not all(map(_is_finite_number, recent))
     ):
         refuse("_recent", f"it must be a list of at most {_RECENT} finite numbers")
-    residuals = values["_cycle_residuals"]
+    residuals = _unpacked(values["_cycle_residuals"], "<i4")
+    if residuals is None or len(residuals) >= WINDOW:
+        refuse("_cycle_residuals", f"it must be base64 of fewer than {WINDOW} little-endian int32")
+    if len(residuals) and not values["_cycle_step"] > 0.0:
+        refuse("_cycle_step", "it must be > 0 while the window holds residuals")
+    power = _unpacked(values["_cycle_power"], "<f4")
     if (
-        not isinstance(residuals, list)
-        or len(residuals) >= WINDOW
-        or not all(map(_is_finite_number, residuals))
-    ):
-        refuse("_cycle_residuals", f"it must be a list of fewer than {WINDOW} finite numbers")
-    power = values["_cycle_power"]
-    if (
-        not isinstance(power, list)
+        power is None
         or len(power) != WINDOW // 2 + 1
-        or not all(_is_finite_number(value) and value >= 0 for value in power)
+        or not bool(np.all(np.isfinite(power) & (power >= 0.0)))
     ):
-        refuse("_cycle_power", f"it must be a list of {WINDOW // 2 + 1} finite numbers >= 0")
+        refuse(
+            "_cycle_power",
+            f"it must be base64 of {WINDOW // 2 + 1} little-endian float32, finite and >= 0",
+        )
     if values["_cycle_windows"] > WINDOWS or values["_cycle_windows"] % 1:
         refuse("_cycle_windows", f"it counts windows, a whole number from 0 to {WINDOWS}")
     for field in ("_zeros", "_recent_zeros"):
@@ -462,3 +499,4 @@ def _check_state(values: dict[str, Any]) -> None:
     for side in ("_rise", "_fall"):
         if values[f"{side}_zeros"] > values[f"{side}_count"]:
             refuse(f"{side}_zeros", f"it must not exceed {side}_count")
+    return {**values, "_cycle_residuals": array("i", residuals.tolist()), "_cycle_power": power}

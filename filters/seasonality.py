@@ -13,6 +13,7 @@ over consecutive windows of ``WINDOW`` samples (O(1) per sample, one FFT per win
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
 
 import numpy as np
@@ -51,7 +52,7 @@ _HARMONIC_BINS = _candidates()
 _Z = NormalDist().inv_cdf(1.0 - _FALSE_ALARM / sum(len(bins) for bins in _HARMONIC_BINS))
 
 
-def periodogram(values: list[float]) -> np.ndarray:
+def periodogram(values: Sequence[float] | np.ndarray) -> np.ndarray:
     """The variance each frequency carries: ``2 |F_k|^2 / W^2`` for ``W = len(values)``.
 
     ``F`` is the FFT of the values less their mean; white noise of variance ``s^2`` gives

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from filters import make_filter
-from filters.changepoint import _CYCLE_SHARE, ChangePoint
+from filters.changepoint import _CYCLE_SHARE, ChangePoint, _packed
 
 
 def noisy(level: float, sigma: float, n: int, seed: int) -> np.ndarray:
@@ -216,9 +216,15 @@ def test_noise_free_input_follows_a_change_after_the_shortest_detection() -> Non
         ("_cycle", -1.0, "_cycle=-1.0 is not allowed: it must be >= 0"),
         ("_cycle_windows", 1.5, "_cycle_windows=1.5 is not allowed: it counts windows"),
         ("_cycle_windows", 33.0, "_cycle_windows=33.0 is not allowed: .* from 0 to 32"),
-        ("_cycle_residuals", [0.0] * 512, "_cycle_residuals=.* fewer than 512 finite"),
-        ("_cycle_power", [0.0] * 3, "_cycle_power=.* a list of 257 finite numbers >= 0"),
-        ("_cycle_power", [-1.0] * 257, "_cycle_power=.* a list of 257 finite numbers >= 0"),
+        ("_cycle_residuals", _packed(np.zeros(512, "<i4")), "_cycle_residuals=.* fewer than 512"),
+        ("_cycle_residuals", [0.0] * 3, "_cycle_residuals=.* base64 of fewer than 512"),
+        ("_cycle_residuals", "not base64!", "_cycle_residuals=.* little-endian int32"),
+        ("_cycle_residuals", "AAAA" * 3 + "AA==", "_cycle_residuals=.* little-endian int32"),
+        ("_cycle_step", -1.0, "_cycle_step=-1.0 is not allowed: it must be >= 0"),
+        ("_cycle_step", 0.0, "_cycle_step=0.0 is not allowed: it must be > 0 while the window"),
+        ("_cycle_power", _packed(np.zeros(3, "<f4")), "_cycle_power=.* base64 of 257"),
+        ("_cycle_power", _packed(np.full(257, -1.0, "<f4")), "_cycle_power=.* finite and >= 0"),
+        ("_cycle_power", _packed(np.full(257, np.nan, "<f4")), "_cycle_power=.* finite and >= 0"),
     ],
 )
 def test_loading_refuses_impossible_values_and_changes_nothing(
