@@ -13,12 +13,16 @@ Prints:
    naive way to get the same outputs), at n = 1,500 and n = 20,000: our own exact batch solver
    (``filters.tvd.tv_denoise``, same language), Condat's C solver (package ``tvdcondat2013``,
    installed by the test extra) and the paper's MM solver;
-3. the live knots (breakpoints) the exact ``tvd`` holds as the stream grows to 10^6 samples.
+3. the live knots (breakpoints) the exact ``tvd`` holds as the stream grows to 10^6 samples;
+4. the size of each filter's state as JSON after 3,000 samples, and the time to take and
+   serialise it (``json.dumps(f.state_dict())``), which the service does at every commit;
+   ``--only state`` prints only this section.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Callable
 
@@ -123,15 +127,35 @@ def live_knots(n: int) -> None:
             print(f"   after {index:>9,} samples: {f.knots:3d} live, peak so far {peak:3d}")  # type: ignore[attr-defined]
 
 
+def state_sizes(n: int) -> None:
+    print(
+        f"\n4. State after {n:,} samples: JSON size and json.dumps(state_dict()) time (best of 3)"
+    )
+    samples = paper_like(n).tolist()
+    for spec in [*SPECS[:-1], {"name": "changepoint", "resolution": 50.0}]:
+        f = make_filter(dict(spec))
+        for value in samples:
+            f.update(value)
+        size = len(json.dumps(f.state_dict()))
+        each = seconds(lambda f=f: [json.dumps(f.state_dict()) for _ in range(100)]) / 100
+        print(f"   {json.dumps(spec):60s} {size:>8,} bytes {each * 1e6:8.1f} us")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    quick = parser.parse_args().quick
+    parser.add_argument("--only", choices=["state"], help="only that section")
+    args = parser.parse_args()
+    quick = args.quick
     print("steadyscale filter benchmark" + (" (quick)" if quick else ""))
+    if args.only == "state":
+        state_sizes(3_000)
+        return
     update_costs(10_000 if quick else 100_000)
     for n in (1_500, 20_000) if not quick else (300,):
         prefix_resolve(n, sampled=40)
     live_knots(10_000 if quick else 1_000_000)
+    state_sizes(3_000)
 
 
 if __name__ == "__main__":
