@@ -41,7 +41,8 @@ _SIGNIFICANT = 2.0
 _LEAST_ALLOWANCE = 0.25
 # Steps of a residual kept for the periodogram, per noise deviation at the window's start: the
 # window is kept as whole numbers (int32) so that a state carries it in 2 KB (base64), not as
-# 511 floats of 18 digits each; a step of 1/4096 deviation changes no periodogram that matters.
+# 511 floats of 18 digits each. benchmarks.default reads the same with it; 1 of the 99 compare
+# runs of the default (a borderline decision on increasing, SNR 1) changed.
 _QUANTA = 4096.0
 # Share of a detected cycle's deviation the output provisions for (step 6; 0.84, the 5:1 quantile
 # of a Gaussian, measured worse in docs/default.md).
