@@ -74,7 +74,8 @@ class Scaler:
        scale-down no lower), so that the backlog it finds and the restart's are served within
        the latency despite the noise; postpones an operation whose restart would find more
        backlog than it can delay and stay within the latency, while the running count keeps up
-       (``held_for_restart``); and holds scale-downs for ``policy.quiet`` seconds after the
+       (``held_for_restart``); spaces scale-downs when every restart is late by itself
+       (``spaced_scale_down``); and holds scale-downs for ``policy.quiet`` seconds after the
        running count changed and after the first sample (``settling``);
     6. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
     7. tells each guard what happened (``record``) and returns a ``Decision``.
@@ -234,7 +235,7 @@ class Scaler:
                 reasons.append(reason)
         if backlog is not None:
             target = queue_target(
-                policy, target, previous, backlog, filtered, noise, restart, reasons
+                policy, target, previous, backlog, filtered, noise, restart, reasons, since
             )
         if quiet and target < previous:
             reasons.append(

@@ -148,3 +148,21 @@ def test_a_first_sample_running_another_count_measures_no_restart() -> None:
     scaler.observe(300.0, 1.0, backlog=0.0, running=6, processed=300.0)
     assert scaler.restart == POLICY.restart and scaler.state_dict()["restart"] is None
     assert scaler.state_dict()["changed_at"] is None
+
+
+def test_scale_downs_are_spaced_when_every_restart_is_late_by_itself() -> None:
+    # A restart of 12 s against a latency of 10 s: every operation is late by itself, so a
+    # scale-down waits 300 s after the last change of count (here the queue's first sample).
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=0.0, restart=12.0)
+    late = Scaler(make_filter("raw"), policy, operators=16)
+    held = late.observe(200.0, 0.0, backlog=0.0, running=16, processed=200.0)
+    assert held.operators == 16 and "< 300 s while a restart (12 s)" in held.reason
+    assert late.observe(200.0, 299.0, backlog=0.0, running=16, processed=200.0).operators == 16
+    down = late.observe(200.0, 300.0, backlog=0.0, running=16, processed=200.0)
+    assert down.operators == 5  # (12 s x 200) / 10 s served: 240 tuples/s, 5 operators
+    # A scale-up is needed whatever the restart: never spaced.
+    assert late.observe(600.0, 301.0, backlog=0.0, running=5, processed=200.0).operators > 5
+    # With a restart shorter than the latency, only the quiet period holds a scale-down.
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=0.0, restart=8.0)
+    timely = Scaler(make_filter("raw"), policy, operators=16)
+    assert timely.observe(200.0, 0.0, backlog=0.0, running=16, processed=200.0).operators < 16
