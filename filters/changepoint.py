@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 from array import array
 from collections import deque
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from filters.base import Denoiser, ParameterError, check_number
+from filters.changepoint_state import check_state, packed_cycle
 from filters.level_statistics import censored_gaussian, change_start, evident_drift
-from filters.noise import _is_finite_number
-from filters.seasonality import WINDOW, WINDOWS, cycle_variance, periodogram
+from filters.seasonality import QUANTA, WINDOW, fold
 
 # A difference of two samples carries the noise twice; winsorised at 3 of its deviations,
 # E[min(|z|, 3)] = sqrt(2/pi) (1 - exp(-9/2)) + 6 (1 - Phi(3)) = 0.797096 for a standard normal
@@ -32,23 +30,14 @@ _DRIFT_LOOKS = 10.0
 # Standard errors by which the lag-1 covariance of the residuals must exceed 0 before it
 # counts as variation of the level (under pure noise it is 0, with error sigma^2 / sqrt(n)).
 _SIGNIFICANT = 2.0
-# The least allowance, in noise deviations. resolution / (2 sigma) alone falls to 0.07 under
-# noise of 7 capacities (nyc_taxi at SNR 1), where noise alone passed the threshold about once
-# per 3,000 samples (8 times in 8 such runs around a flat level), and every such false change
-# restarted the level from the most extreme few samples (up to 8 operators too many, for a
-# minute or more). A change of less than a quarter of a noise deviation is then never
-# declared, one of less than half late: both are left to the drift (step 4).
+# The least allowance, in noise deviations: resolution / (2 sigma) alone falls to 0.07 under
+# noise of 7 capacities (nyc_taxi at SNR 1), where noise alone declared a change about once per
+# 3,000 samples and the level restarted from its most extreme samples (docs/default.md). Smaller
+# changes are left to the drift (step 4).
 _LEAST_ALLOWANCE = 0.25
-# Steps of a residual kept for the periodogram, per noise deviation at the window's start: the
-# window is kept as whole numbers (int32) so that a state carries it in 2 KB (base64), not as
-# 511 floats of 18 digits each. benchmarks.default reads the same with it; 1 of the 99 compare
-# runs of the default (a borderline decision on increasing, SNR 1) changed.
-_QUANTA = 4096.0
 # Share of a detected cycle's deviation the output provisions for (step 6; 0.84, the 5:1 quantile
 # of a Gaussian, measured worse in docs/default.md).
 _CYCLE_SHARE = 0.5
-# State fields that may be negative.
-_SIGNED = ("_level", "_recent_level", "_drift", "_residual", "_covariance")
 # Samples kept to restart the level from after a change.
 _RECENT = 64
 
@@ -110,24 +99,21 @@ class ChangePoint(Denoiser):
        that, clipped at 0, gives both: :math:`a = -\\Phi^{-1}(p)`,
        :math:`\\sigma = m / (a\\Phi(a) + \\varphi(a))` (the level itself when no sample is 0).
     6. **Cycles.** A cycle with a period of at most 64 samples (a daily cycle replayed at a
-       sample a second) moves faster than a change can be declared, so the level reads its
-       mean and a count that holds the level runs short through every peak. The residuals
-       from the recent level (clipped as in step 2) go through a periodogram every 512
-       samples (``filters.seasonality``), averaged over up to 32 of them; once a fundamental
-       and its harmonics stand out of the noise floor (``cycle_variance``), the output is the
-       level plus half the cycle's deviation :math:`d`, so that a count holds through most of
-       the cycle instead of following it (each operation costs a restart).
+       sample a second) moves faster than a change can be declared: the level reads its mean,
+       and a count that holds it runs short through every peak. The residuals from the recent
+       level (clipped as in step 2) go through a periodogram every 512 samples, averaged over
+       up to 32 (``filters.seasonality``); once a fundamental and its harmonics stand out of
+       the noise floor, the output is the level plus half the cycle's deviation :math:`d`, so
+       that a count holds through most of the cycle instead of following it.
 
     The output is :math:`\\mu` (plus :math:`d / 2` while a cycle stands out). ``spread`` is
     the uncertainty of the volume the level stands for: its standard error
     :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}` and, in quadrature, the variation
-    of the volume around the level that the level does not follow
-    (a daily cycle faster than a change can be declared). That variation is the lag-1
+    of the volume around the level that the level does not follow. That variation is the lag-1
     covariance of the residuals from the recent level, which pure noise leaves at 0 whatever
     its distribution, averaged over about ``10 * memory`` samples and counted only beyond two
     standard errors (:math:`2\\hat\\sigma^2/\\sqrt{\\text{samples}}`). A decision uses ``spread``
-    as its dead band; it is ``None`` until the noise estimate rests on 8 differences
-    (warm-up).
+    as its dead band; it is ``None`` until the noise estimate rests on 8 differences (warm-up).
 
     The filter is scale-free: ``filter(a * y) == a * filter(y)`` for ``a > 0`` when
     ``resolution`` is scaled by ``a`` too (and shift-free while no sample is 0). Exactly
@@ -280,10 +266,12 @@ class ChangePoint(Denoiser):
         z = clip if z > clip else -clip if z < -clip else z
         residuals = self._cycle_residuals
         if not residuals:
-            self._cycle_step = sigma / _QUANTA
+            self._cycle_step = sigma / QUANTA
         residuals.append(round(z * sigma / self._cycle_step))
         if len(residuals) == WINDOW:
-            self._find_cycle(residuals)
+            self._cycle_windows, self._cycle = fold(
+                self._cycle_power, self._cycle_windows, residuals, self._cycle_step
+            )
         # Two one-sided CUSUMs; each remembers the samples since it last left 0.
         rise = self._rise + z - allowance
         if rise > 0.0:
@@ -358,21 +346,8 @@ class ChangePoint(Denoiser):
             mean = censored_gaussian(mean, zeros)[0]
         return mean + _CYCLE_SHARE * self._cycle
 
-    def _find_cycle(self, residuals: array[int]) -> None:
-        """Add the full window's periodogram to the mean one and start the next window."""
-        power = periodogram(np.asarray(residuals, dtype=float) * self._cycle_step)
-        del residuals[:]
-        self._cycle_windows = windows = min(self._cycle_windows + 1.0, WINDOWS)
-        mean = self._cycle_power
-        mean += ((power - mean) / windows).astype(np.float32)
-        self._cycle = math.sqrt(cycle_variance(mean.astype(float), windows))
-
     def _export_state(self) -> dict[str, Any]:
-        state = super()._export_state()
-        # The periodogram's window and mean as base64 of little-endian int32 and float32.
-        state["_cycle_residuals"] = _packed(np.asarray(self._cycle_residuals, dtype="<i4"))
-        state["_cycle_power"] = _packed(self._cycle_power.astype("<f4"))
-        return state
+        return packed_cycle(super()._export_state(), self._cycle_residuals, self._cycle_power)
 
     def _blend(self) -> tuple[float, float, float]:
         """The level, its share of zeros and its variance in units of sigma^2.
@@ -411,7 +386,7 @@ class ChangePoint(Denoiser):
         # Field names are checked by the generic import; the values are checked here, so that a
         # state edited or corrupted in storage is refused instead of producing nonsense.
         if isinstance(values, dict) and set(values) == set(self._learned()):
-            values = _check_state(values)
+            values = check_state(values, recent=_RECENT, to_sigma=_TO_SIGMA)
         super()._import_state(values)
 
     def _restart(self, total: float, count: float, zeros: float) -> None:
@@ -423,81 +398,3 @@ class ChangePoint(Denoiser):
         del self._cycle_residuals[:]
         self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
         self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
-
-
-def _packed(values: np.ndarray) -> str:
-    return base64.b64encode(values.tobytes()).decode("ascii")
-
-
-def _unpacked(text: Any, dtype: str) -> np.ndarray | None:
-    """The array ``_packed`` wrote, or None if ``text`` is not one."""
-    if not isinstance(text, str):
-        return None
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if len(raw) % np.dtype(dtype).itemsize:
-        return None
-    return np.frombuffer(raw, dtype=dtype)
-
-
-def _check_state(values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` with the periodogram's window and mean unpacked; raises ``ValueError``
-    unless they can be the learned state of a ChangePoint."""
-
-    def refuse(field: str, rule: str) -> NoReturn:
-        raise ValueError(f"changepoint: {field}={values[field]!r} is not allowed: {rule}")
-
-    sequences = ("_previous", "_recent", "_cycle_residuals", "_cycle_power")
-    numbers = [key for key in values if key not in sequences]
-    for field in numbers:
-        if not _is_finite_number(values[field]):
-            refuse(field, "it must be a finite number")
-    for field in numbers:
-        if field not in _SIGNED and values[field] < 0:
-            refuse(field, "it must be >= 0")
-    if values["_previous"] is not None and not _is_finite_number(values["_previous"]):
-        refuse("_previous", "it must be null or a finite number")
-    recent = values["_recent"]
-    if (
-        not isinstance(recent, list)
-        or len(recent) > _RECENT
-        or not all(map(_is_finite_number, recent))
-    ):
-        refuse("_recent", f"it must be a list of at most {_RECENT} finite numbers")
-    residuals = _unpacked(values["_cycle_residuals"], "<i4")
-    if residuals is None or len(residuals) >= WINDOW:
-        refuse("_cycle_residuals", f"it must be base64 of fewer than {WINDOW} little-endian int32")
-    if len(residuals) and not values["_cycle_step"] > 0.0:
-        refuse("_cycle_step", "it must be > 0 while the window holds residuals")
-    power = _unpacked(values["_cycle_power"], "<f4")
-    if (
-        power is None
-        or len(power) != WINDOW // 2 + 1
-        or not bool(np.all(np.isfinite(power) & (power >= 0.0)))
-    ):
-        refuse(
-            "_cycle_power",
-            f"it must be base64 of {WINDOW // 2 + 1} little-endian float32, finite and >= 0",
-        )
-    if values["_cycle_windows"] > WINDOWS or values["_cycle_windows"] % 1:
-        refuse("_cycle_windows", f"it counts windows, a whole number from 0 to {WINDOWS}")
-    for field in ("_zeros", "_recent_zeros"):
-        if values[field] > 1:
-            refuse(field, "it is a share, at most 1")
-    if values["_sigma"] != values["_noise"] * _TO_SIGMA:
-        refuse("_sigma", "it must be the deviation that _noise gives")
-    if (values["_previous"] is None) != (values["_weight"] == 0):
-        refuse("_weight", "it is 0 exactly before the first sample")
-    if (values["_weight"] == 0) != (values["_recent_weight"] == 0) or not values[
-        "_recent_weight2"
-    ] <= (values["_recent_weight"] ** 2):
-        refuse(
-            "_recent_weight",
-            "it is 0 exactly when _weight is, and _recent_weight2 <= _recent_weight ** 2",
-        )
-    for side in ("_rise", "_fall"):
-        if values[f"{side}_zeros"] > values[f"{side}_count"]:
-            refuse(f"{side}_zeros", f"it must not exceed {side}_count")
-    return {**values, "_cycle_residuals": array("i", residuals.tolist()), "_cycle_power": power}

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from filters import make_filter
-from filters.changepoint import _CYCLE_SHARE, ChangePoint, _packed
+from filters.changepoint import _CYCLE_SHARE, ChangePoint
+from filters.changepoint_state import packed as _packed
 
 
 def noisy(level: float, sigma: float, n: int, seed: int) -> np.ndarray:

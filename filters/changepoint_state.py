@@ -1,0 +1,105 @@
+"""The learned state of a ``ChangePoint``, checked value by value when it is loaded.
+
+A state edited or corrupted in storage is refused instead of producing nonsense. The
+periodogram's window and mean travel as base64 of little-endian int32 and float32 (compact:
+the service stores the state with every batch).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from array import array
+from typing import Any, NoReturn
+
+import numpy as np
+
+from filters.noise import _is_finite_number
+from filters.seasonality import WINDOW, WINDOWS
+
+# State fields that may be negative.
+SIGNED = ("_level", "_recent_level", "_drift", "_residual", "_covariance")
+
+
+def packed(values: np.ndarray) -> str:
+    """``values``' bytes as base64 text."""
+    return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def packed_cycle(state: dict[str, Any], residuals: array[int], power: np.ndarray) -> dict[str, Any]:
+    """``state`` with the periodogram's window and mean as base64 of little-endian int32 and
+    float32."""
+    state["_cycle_residuals"] = packed(np.asarray(residuals, dtype="<i4"))
+    state["_cycle_power"] = packed(power.astype("<f4"))
+    return state
+
+
+def unpacked(text: Any, dtype: str) -> np.ndarray | None:
+    """The array ``packed`` wrote, or None if ``text`` is not one."""
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) % np.dtype(dtype).itemsize:
+        return None
+    return np.frombuffer(raw, dtype=dtype)
+
+
+def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict[str, Any]:
+    """``values`` with the periodogram's window and mean unpacked; raises ``ValueError``
+    unless they can be the learned state of a ChangePoint that keeps at most ``recent``
+    samples and turns its mean absolute difference into a deviation with ``to_sigma``."""
+
+    def refuse(field: str, rule: str) -> NoReturn:
+        raise ValueError(f"changepoint: {field}={values[field]!r} is not allowed: {rule}")
+
+    sequences = ("_previous", "_recent", "_cycle_residuals", "_cycle_power")
+    numbers = [key for key in values if key not in sequences]
+    for field in numbers:
+        if not _is_finite_number(values[field]):
+            refuse(field, "it must be a finite number")
+    for field in numbers:
+        if field not in SIGNED and values[field] < 0:
+            refuse(field, "it must be >= 0")
+    if values["_previous"] is not None and not _is_finite_number(values["_previous"]):
+        refuse("_previous", "it must be null or a finite number")
+    kept = values["_recent"]
+    if not isinstance(kept, list) or len(kept) > recent or not all(map(_is_finite_number, kept)):
+        refuse("_recent", f"it must be a list of at most {recent} finite numbers")
+    residuals = unpacked(values["_cycle_residuals"], "<i4")
+    if residuals is None or len(residuals) >= WINDOW:
+        refuse("_cycle_residuals", f"it must be base64 of fewer than {WINDOW} little-endian int32")
+    if len(residuals) and not values["_cycle_step"] > 0.0:
+        refuse("_cycle_step", "it must be > 0 while the window holds residuals")
+    power = unpacked(values["_cycle_power"], "<f4")
+    if (
+        power is None
+        or len(power) != WINDOW // 2 + 1
+        or not bool(np.all(np.isfinite(power) & (power >= 0.0)))
+    ):
+        refuse(
+            "_cycle_power",
+            f"it must be base64 of {WINDOW // 2 + 1} little-endian float32, finite and >= 0",
+        )
+    if values["_cycle_windows"] > WINDOWS or values["_cycle_windows"] % 1:
+        refuse("_cycle_windows", f"it counts windows, a whole number from 0 to {WINDOWS}")
+    for field in ("_zeros", "_recent_zeros"):
+        if values[field] > 1:
+            refuse(field, "it is a share, at most 1")
+    if values["_sigma"] != values["_noise"] * to_sigma:
+        refuse("_sigma", "it must be the deviation that _noise gives")
+    if (values["_previous"] is None) != (values["_weight"] == 0):
+        refuse("_weight", "it is 0 exactly before the first sample")
+    if (values["_weight"] == 0) != (values["_recent_weight"] == 0) or not values[
+        "_recent_weight2"
+    ] <= (values["_recent_weight"] ** 2):
+        refuse(
+            "_recent_weight",
+            "it is 0 exactly when _weight is, and _recent_weight2 <= _recent_weight ** 2",
+        )
+    for side in ("_rise", "_fall"):
+        if values[f"{side}_zeros"] > values[f"{side}_count"]:
+            refuse(f"{side}_zeros", f"it must not exceed {side}_count")
+    return {**values, "_cycle_residuals": array("i", residuals.tolist()), "_cycle_power": power}
