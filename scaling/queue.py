@@ -5,8 +5,9 @@ then waits ``restart`` seconds longer, and more piles up. These pure functions d
 the policy and what the job reports, when a backlog is the restart's own (``settling``), how
 long a restart takes (``measure_restart``), how big an operation must be and when it
 should wait for the backlog to fall (``queue_target``, ``held_for_restart``), how far apart
-scale-downs are when every restart is late by itself (``spaced_scale_down``), and how the
-demand is made up, for a decision's reason (``demand_terms``).
+scale-downs are when every restart is late by itself (``spaced_scale_down``), what to ask
+for while a decision has not landed (``awaiting``), and how the demand is made up, for a
+decision's reason (``demand_terms``).
 """
 
 from __future__ import annotations
@@ -124,6 +125,36 @@ def spaced_scale_down(policy: ThresholdPolicy, restart: float, since: float | No
         f"held: {since:g} s after a scaling operation < {SPACING:g} s while a restart "
         f"({restart:g} s) is at least the latency"
     )
+
+
+def awaiting(
+    policy: ThresholdPolicy,
+    target: int,
+    decided: int,
+    running: int,
+    since: float,
+    reasons: list[str],
+) -> int:
+    """The count to ask for while the last decision, ``decided`` ``since`` seconds ago, is not
+    running yet; why, in ``reasons``.
+
+    A resize takes time to land (pods or executors to start, a job to restart), and an
+    autoscaler that asks for another count meanwhile may start it over: a target that moves by
+    an instance from one sample to the next would then never land. So the Scaler repeats its
+    decision until the job reports it running, or until ``policy.quiet`` seconds have passed
+    (then it takes the decision as not applied: a failed resize, a quota, a manual change)
+    and decides afresh. For a job whose decisions land at once this never holds anything.
+
+    >>> reasons: list[str] = []
+    >>> awaiting(ThresholdPolicy(capacity=50.0), 9, 10, 8, 3.0, reasons), reasons
+    (10, ['held at 10: decided 3 s ago, not running yet'])
+    >>> awaiting(ThresholdPolicy(capacity=50.0), 9, 10, 8, 60.0, [])  # quiet 60 s: afresh
+    9
+    """
+    if decided == running or target == decided or since >= policy.quiet:
+        return target
+    reasons.append(f"held at {decided}: decided {since:g} s ago, not running yet")
+    return decided
 
 
 def measure_restart(

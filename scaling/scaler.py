@@ -13,7 +13,7 @@ from filters.base import check_number, reject
 from scaling.decision import Action, Decision
 from scaling.guards import Guard, make_guard
 from scaling.policy import ThresholdPolicy
-from scaling.queue import demand_terms, measure_restart, queue_target, settling
+from scaling.queue import awaiting, demand_terms, measure_restart, queue_target, settling
 
 _SPEC_KEYS = {"filter", "policy", "guards"}
 # Seconds over which the slope of the filtered volume is smoothed: a changepoint level moves in
@@ -76,7 +76,8 @@ class Scaler:
        backlog than it can delay and stay within the latency, while the running count keeps up
        (``held_for_restart``); spaces scale-downs when every restart is late by itself
        (``spaced_scale_down``); and holds scale-downs for ``policy.quiet`` seconds after the
-       running count changed and after the first sample (``settling``);
+       running count changed and after the first sample (``settling``); with ``running``,
+       repeats a decision until it runs, for up to ``policy.quiet`` seconds (``awaiting``);
     6. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
     7. tells each guard what happened (``record``) and returns a ``Decision``.
 
@@ -146,6 +147,7 @@ class Scaler:
         # until an operation has been watched (the policy's assumed ``restart`` stands in).
         self._restart: float | None = None
         self._started_at: float | None = None  # t of the first sample of a queue
+        self._running: int | None = None  # the running count the last sample reported
 
     @property
     def operators(self) -> int:
@@ -194,10 +196,16 @@ class Scaler:
         self._filtered = filtered
         previous = self._operators if running is None else int(running)
         first = self._last_t is None
-        # A change made elsewhere (or not made) counts too; on the first sample a count other
-        # than the initial one is only news of what runs, not an operation to watch.
-        if previous != self._operators and not first:
-            self._changed_at = t
+        # What runs changed: from when it shows or, for the decided count landing late, from the
+        # last sample without it. A decision not yet running is no change; on the first sample
+        # another count than the initial one is only news of what runs.
+        decided = self._operators
+        seen = decided if self._running is None else self._running
+        moved = running is not None and not first and previous != seen
+        if moved:
+            start = self._last_t if previous == decided and self._last_t is not None else t
+            self._changed_at = start if self._changed_at is None else max(self._changed_at, start)
+        self._running = None if running is None else previous
         if backlog is not None and first:
             self._started_at = t  # the Scaler has not seen how long this queue has run
         policy = self.policy
@@ -243,6 +251,8 @@ class Scaler:
                 f"{policy.quiet:g} s"
             )
             target = previous
+        if running is not None and not moved and self._changed_at is not None:
+            target = awaiting(policy, target, decided, previous, t - self._changed_at, reasons)
         operators = policy.clamp(target)
         if operators > target:
             reasons.append(f"raised to min_operators={operators}")
@@ -250,7 +260,7 @@ class Scaler:
             reasons.append(f"lowered to max_operators={operators}")
         for guard, guard_target in zip(self.guards, given, strict=True):
             guard.record(previous, operators, t, target=guard_target)
-        if operators != previous:
+        if operators != previous and operators != decided:
             self._changed_at = t
         self._operators, self._last_t = operators, t
         action: Action = (
@@ -338,6 +348,7 @@ class Scaler:
             "slope": self._slope,
             "restart": self._restart,
             "started_at": self._started_at,
+            "running": self._running,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -348,14 +359,10 @@ class Scaler:
         """
         fields = ["spec", "filter", "guards", "operators", "t"]
         # Fields added later, and what a state saved before them loads as: nothing changed,
-        # no level seen, no slope, no restart measured, not a queue's first sample.
-        later = {
-            "changed_at": None,
-            "filtered": None,
-            "slope": 0.0,
-            "restart": None,
-            "started_at": None,
-        }
+        # no level seen, no slope, no restart measured, not a queue's first sample, no running
+        # count reported.
+        later = {"changed_at": None, "filtered": None, "slope": 0.0, "restart": None}
+        later |= {"started_at": None, "running": None}
         if not isinstance(state, dict) or not set(fields) <= set(state) <= {*fields, *later}:
             raise ValueError(f"state must be a dict with the keys {fields + list(later)}")
         state = {**later, **state}
@@ -367,6 +374,8 @@ class Scaler:
                 check_number("Scaler", field, state[field])
         if state["restart"] is not None:
             check_number("Scaler", "restart", state["restart"], minimum=0)
+        if state["running"] is not None:
+            check_number("Scaler", "running", state["running"], minimum=0, integer=True)
         guard_states = state["guards"]
         if not isinstance(guard_states, list | tuple) or len(guard_states) != len(self.guards):
             raise ValueError(f"state has guards={guard_states!r}, one state per guard expected")
@@ -386,3 +395,4 @@ class Scaler:
         self._slope = float(state["slope"])
         self._restart = None if state["restart"] is None else float(state["restart"])
         self._started_at = None if state["started_at"] is None else float(state["started_at"])
+        self._running = None if state["running"] is None else int(state["running"])

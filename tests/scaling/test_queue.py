@@ -166,3 +166,29 @@ def test_scale_downs_are_spaced_when_every_restart_is_late_by_itself() -> None:
     policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=0.0, restart=8.0)
     timely = Scaler(make_filter("raw"), policy, operators=16)
     assert timely.observe(200.0, 0.0, backlog=0.0, running=16, processed=200.0).operators < 16
+
+
+def test_a_decision_is_repeated_until_it_runs_and_its_restart_counts_from_then() -> None:
+    # A resize lands 5 s after it is decided. Asking for another count meanwhile would start
+    # it over (a target one instance up or down from one sample to the next never lands), so
+    # the Scaler repeats its decision while the job still reports the old count.
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=30.0, restart=8.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    scaler.observe(390.0, 0.0, backlog=0.0, running=8, processed=390.0)
+    assert scaler.observe(520.0, 1.0, backlog=0.0, running=8, processed=400.0).operators == 11
+    for t in range(2, 6):  # the level falls back meanwhile, and the quiet period holds
+        pending = scaler.observe(300.0, float(t), backlog=0.0, running=8, processed=300.0)
+        assert pending.operators == 11, pending.reason
+        assert f"held at 11: decided {t - 1} s ago, not running yet" in pending.reason
+    # It lands after t = 5: its restart is measured from then, not from the decision.
+    for t in range(6, 14):
+        scaler.observe(400.0, float(t), backlog=400.0 * (t - 5), running=11, processed=0.0)
+    scaler.observe(400.0, 14.0, backlog=3000.0, running=11, processed=550.0)
+    assert scaler.restart == pytest.approx(8.0)
+    # A decision still not running after `quiet` seconds is taken as not applied.
+    stuck = Scaler(make_filter("raw"), policy, operators=8)
+    stuck.observe(390.0, 0.0, backlog=0.0, running=8, processed=390.0)
+    assert stuck.observe(520.0, 1.0, backlog=0.0, running=8, processed=400.0).operators == 11
+    assert stuck.observe(300.0, 30.0, backlog=0.0, running=8, processed=300.0).operators == 11
+    afresh = stuck.observe(300.0, 31.0, backlog=0.0, running=8, processed=300.0)
+    assert afresh.operators < 11 and "not running yet" not in afresh.reason

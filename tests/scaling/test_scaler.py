@@ -427,6 +427,9 @@ def test_the_queue_state_round_trips_and_old_states_load() -> None:
         fresh.load_state_dict({**state, "restart": -1.0})
     with pytest.raises(ValueError, match="started_at='0' is not allowed"):
         fresh.load_state_dict({**state, "started_at": "0"})
+    assert state["running"] == 8 and fresh.state_dict()["running"] is None
+    with pytest.raises(ValueError, match="running=-2 is not allowed"):
+        fresh.load_state_dict({**state, "running": -2})
     unmeasured = Scaler(make_filter("raw"), policy, operators=8)
     unmeasured.observe(400.0, 0.0, backlog=0.0)
     saved = json.loads(json.dumps(unmeasured.state_dict()))
