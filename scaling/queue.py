@@ -143,15 +143,21 @@ def awaiting(
     an instance from one sample to the next would then never land. So the Scaler repeats its
     decision until the job reports it running, or until ``policy.quiet`` seconds have passed
     (then it takes the decision as not applied: a failed resize, a quota, a manual change)
-    and decides afresh. For a job whose decisions land at once this never holds anything.
+    and decides afresh, or until the need turns back past the count that runs (a pending
+    scale-up when fewer than run are now needed). For a job whose decisions land at once this
+    never holds anything.
 
     >>> reasons: list[str] = []
     >>> awaiting(ThresholdPolicy(capacity=50.0), 9, 10, 8, 3.0, reasons), reasons
     (10, ['held at 10: decided 3 s ago, not running yet'])
     >>> awaiting(ThresholdPolicy(capacity=50.0), 9, 10, 8, 60.0, [])  # quiet 60 s: afresh
     9
+    >>> awaiting(ThresholdPolicy(capacity=50.0), 7, 10, 8, 3.0, [])  # fewer than run: turned
+    7
     """
     if decided == running or target == decided or since >= policy.quiet:
+        return target
+    if (target - running) * (decided - running) < 0:  # the need turned back past what runs
         return target
     reasons.append(f"held at {decided}: decided {since:g} s ago, not running yet")
     return decided

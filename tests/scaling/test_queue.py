@@ -192,3 +192,16 @@ def test_a_decision_is_repeated_until_it_runs_and_its_restart_counts_from_then()
     assert stuck.observe(300.0, 30.0, backlog=0.0, running=8, processed=300.0).operators == 11
     afresh = stuck.observe(300.0, 31.0, backlog=0.0, running=8, processed=300.0)
     assert afresh.operators < 11 and "not running yet" not in afresh.reason
+
+
+def test_a_pending_scale_up_is_dropped_when_fewer_than_run_are_needed() -> None:
+    # Executors asked for at a rate of 250 (3 of 100) come up one at a time; the rate falls to
+    # 50 before the third: holding 3 would add one nobody needs, so the Scaler asks for 1.
+    policy = ThresholdPolicy(capacity=100.0, max_operators=3)
+    scaler = Scaler(make_filter("raw"), policy, operators=1)
+    scaler.observe(50.0, 0.0, running=1)
+    assert scaler.observe(250.0, 1.0, running=1).operators == 3
+    assert scaler.observe(250.0, 2.0, running=2).operators == 3
+    assert scaler.observe(250.0, 3.0, running=2).operators == 3  # pending: repeated
+    down = scaler.observe(50.0, 4.0, running=2)
+    assert down.operators == 1 and "not running yet" not in down.reason
