@@ -16,6 +16,8 @@ rows. For each variant it prints, from this run:
   at 50 per SLA second (``compare_report.standing_table``, as ``compare.md`` counts them);
 * the cells whose SLA seconds are at most the HPA's, and the SLA seconds summed over cells
   (with ``--table``, the table of every cell, as ``compare.md`` has it);
+* as stored, how many runs of the default now cost other than in the run (0: this code decides
+  as the code that made the run did);
 * with ``--seed``, the same for only those seeds of the run (seeds a rule was not designed
   on, say);
 * with ``--causes``, where the default's SLA seconds come from, summed over cells (means over
@@ -112,6 +114,16 @@ def standing(runs: Sequence[Mapping[str, Any]], table: bool = False) -> str:
     return counts + (cell_table if table else "")
 
 
+def changed(stored: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]) -> int:
+    """How many re-simulated runs of the default cost other than the stored ones: 0 when
+    this code decides as the code that made the run did."""
+    key = ("workload", "snr", "seed")
+    cost = {
+        tuple(run[k] for k in key): run["cost"] for run in stored if run["policy"] == DEFAULT_POLICY
+    }
+    return sum(abs(cost[tuple(row[k] for k in key)] - row["cost"]) > 1e-6 for row in rows)
+
+
 def sla_causes(cell: CompareCell) -> Counter[str]:
     """Seconds over the SLA of one run, by the change of the running count that preceded them."""
     _, result = queue_run(cell)
@@ -164,6 +176,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             rows = list(pool.map(run_compare_cell, cells, chunksize=4))
             label = ", ".join(f"{k}={v}" for k, v in settings.items()) or "as stored"
             print(f"{label}: {standing([*others, *rows], args.table)}", flush=True)
+            if not settings:
+                differ = changed(runs, rows)
+                print(f"  {differ} of {len(rows)} runs of the default cost other than stored")
             if args.causes:
                 causes: Counter[str] = Counter()
                 for counted in pool.map(sla_causes, cells, chunksize=4):
