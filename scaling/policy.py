@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
-from filters.base import check_number
+from filters.base import check_number, reject
 
 # v / capacity is rounded: 2.1 / 0.3 gives 7.000000000000001, whose ceiling would add an
 # operator that no one asked for. A billionth of an operator is far below any real load change
@@ -136,6 +137,25 @@ class ThresholdPolicy:
         self.latency = None if latency is None else float(latency)
         self.lead = float(lead)
         self.restart = float(restart)
+
+    @classmethod
+    def from_settings(cls, settings: object) -> ThresholdPolicy:
+        """The policy of a Scaler spec's ``"policy"``, or ``ValueError`` saying what is allowed.
+
+        >>> ThresholdPolicy.from_settings({"capacity": 50.0, "max_operators": 8}).max_operators
+        8
+        """
+        allowed = list(inspect.signature(cls).parameters)
+        if not isinstance(settings, dict):
+            allowed_policy = f"policy must be a dict of {allowed} (capacity is required)"
+            reject("Scaler", "policy", settings, allowed_policy)
+        unknown = sorted(set(settings) - set(allowed))
+        if unknown:
+            field = f"policy.{unknown[0]}"
+            reject("Scaler", field, settings[unknown[0]], f"allowed parameters: {allowed}")
+        if "capacity" not in settings:
+            reject("Scaler", "policy.capacity", None, "capacity is required: a number > 0")
+        return cls(**settings)
 
     def demand(
         self,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +12,15 @@ from filters.base import check_number, reject
 from scaling.decision import Action, Decision
 from scaling.guards import Guard, make_guard
 from scaling.policy import ThresholdPolicy
-from scaling.queue import awaiting, demand_terms, measure_restart, queue_target, settling
+from scaling.queue import (
+    awaiting,
+    demand_terms,
+    measure_restart,
+    queue_target,
+    settling,
+    sizing_level,
+)
+from scaling.scaler_state import checked
 
 _SPEC_KEYS = {"filter", "policy", "guards"}
 # Seconds over which the slope of the filtered volume is smoothed: a changepoint level moves in
@@ -37,21 +44,6 @@ def default_spec(capacity: float) -> dict[str, Any]:
         "filter": {"name": "changepoint", "resolution": float(capacity)},
         "guards": [{"name": "confidence"}],
     }
-
-
-def _policy(settings: object) -> ThresholdPolicy:
-    """The ThresholdPolicy of a spec's ``"policy"``, or ``ValueError`` saying what is allowed."""
-    allowed = list(inspect.signature(ThresholdPolicy).parameters)
-    if not isinstance(settings, dict):
-        allowed_policy = f"policy must be a dict of {allowed} (capacity is required)"
-        reject("Scaler", "policy", settings, allowed_policy)
-    unknown = sorted(set(settings) - set(allowed))
-    if unknown:
-        field = f"policy.{unknown[0]}"
-        reject("Scaler", field, settings[unknown[0]], f"allowed parameters: {allowed}")
-    if "capacity" not in settings:
-        reject("Scaler", "policy.capacity", None, "capacity is required: a number > 0")
-    return ThresholdPolicy(**settings)
 
 
 class Scaler:
@@ -148,6 +140,8 @@ class Scaler:
         self._restart: float | None = None
         self._started_at: float | None = None  # t of the first sample of a queue
         self._running: int | None = None  # the running count the last sample reported
+        # Volumes summed, and counted, since the running count last changed.
+        self._volume_sum, self._volume_count = 0.0, 0
 
     @property
     def operators(self) -> int:
@@ -205,6 +199,9 @@ class Scaler:
         if moved:
             start = self._last_t if previous == decided and self._last_t is not None else t
             self._changed_at = start if self._changed_at is None else max(self._changed_at, start)
+            self._volume_sum, self._volume_count = 0.0, 0
+        self._volume_sum += volume
+        self._volume_count += 1
         self._running = None if running is None else previous
         if backlog is not None and first:
             self._started_at = t  # the Scaler has not seen how long this queue has run
@@ -242,8 +239,12 @@ class Scaler:
             if reason is not None:
                 reasons.append(reason)
         if backlog is not None:
+            mean = self._volume_sum / self._volume_count
+            level = sizing_level(filtered, self._slope, mean, scale_down=target < previous)
+            if level > filtered:
+                reasons.append(f"sized on the mean {level:.1f} since the count changed: rising")
             target = queue_target(
-                policy, target, previous, backlog, filtered, noise, restart, reasons, since
+                policy, target, previous, backlog, level, noise, restart, reasons, since
             )
         if quiet and target < previous:
             reasons.append(
@@ -262,6 +263,7 @@ class Scaler:
             guard.record(previous, operators, t, target=guard_target)
         if operators != previous and operators != decided:
             self._changed_at = t
+            self._volume_sum, self._volume_count = 0.0, 0
         self._operators, self._last_t = operators, t
         action: Action = (
             "up" if operators > previous else "down" if operators < previous else "none"
@@ -325,7 +327,7 @@ class Scaler:
                 "(left out: the recommended default)"
             )
             reject("Scaler", "spec", spec, allowed)
-        policy = _policy(spec["policy"])
+        policy = ThresholdPolicy.from_settings(spec["policy"])
         if "filter" in spec:
             filter_spec, guards = spec["filter"], spec.get("guards", [])
         else:
@@ -349,6 +351,8 @@ class Scaler:
             "restart": self._restart,
             "started_at": self._started_at,
             "running": self._running,
+            "volume_sum": self._volume_sum,
+            "volume_count": self._volume_count,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -357,25 +361,7 @@ class Scaler:
         Raises ``ValueError``, and changes nothing, when the spec differs or any part of the
         state is malformed.
         """
-        fields = ["spec", "filter", "guards", "operators", "t"]
-        # Fields added later, and what a state saved before them loads as: nothing changed,
-        # no level seen, no slope, no restart measured, not a queue's first sample, no running
-        # count reported.
-        later = {"changed_at": None, "filtered": None, "slope": 0.0, "restart": None}
-        later |= {"started_at": None, "running": None}
-        if not isinstance(state, dict) or not set(fields) <= set(state) <= {*fields, *later}:
-            raise ValueError(f"state must be a dict with the keys {fields + list(later)}")
-        state = {**later, **state}
-        if state["spec"] != self.spec:
-            raise ValueError(f"state was taken from {state['spec']!r}, not from {self.spec!r}")
-        check_number("Scaler", "operators", state["operators"], minimum=0, integer=True)
-        for field in ("t", "changed_at", "filtered", "slope", "started_at"):
-            if state[field] is not None:
-                check_number("Scaler", field, state[field])
-        if state["restart"] is not None:
-            check_number("Scaler", "restart", state["restart"], minimum=0)
-        if state["running"] is not None:
-            check_number("Scaler", "running", state["running"], minimum=0, integer=True)
+        state = checked(state, self.spec)
         guard_states = state["guards"]
         if not isinstance(guard_states, list | tuple) or len(guard_states) != len(self.guards):
             raise ValueError(f"state has guards={guard_states!r}, one state per guard expected")
@@ -396,3 +382,5 @@ class Scaler:
         self._restart = None if state["restart"] is None else float(state["restart"])
         self._started_at = None if state["started_at"] is None else float(state["started_at"])
         self._running = None if state["running"] is None else int(state["running"])
+        self._volume_sum = float(state["volume_sum"])
+        self._volume_count = int(state["volume_count"])

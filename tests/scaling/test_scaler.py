@@ -430,6 +430,13 @@ def test_the_queue_state_round_trips_and_old_states_load() -> None:
     assert state["running"] == 8 and fresh.state_dict()["running"] is None
     with pytest.raises(ValueError, match="running=-2 is not allowed"):
         fresh.load_state_dict({**state, "running": -2})
+    # The volumes since the last decision changed the count (at t = 1, to 9).
+    count = state["volume_count"]
+    assert count == 28 and state["volume_sum"] == sum(400.0 + 3.0 * t for t in range(2, 30))
+    assert fresh.state_dict()["volume_count"] == 0 and fresh.state_dict()["volume_sum"] == 0.0
+    for field, bad in (("volume_count", 1.5), ("volume_count", None), ("volume_sum", -1.0)):
+        with pytest.raises(ValueError, match=f"{field}={bad!r} is not allowed"):
+            fresh.load_state_dict({**state, field: bad})
     unmeasured = Scaler(make_filter("raw"), policy, operators=8)
     unmeasured.observe(400.0, 0.0, backlog=0.0)
     saved = json.loads(json.dumps(unmeasured.state_dict()))
@@ -458,3 +465,30 @@ def test_a_scale_up_serves_the_backlog_it_finds_and_its_restarts_within_the_late
     # The same backlog does not start a scale-up on its own (catch_up=None: only the level).
     steady = Scaler(make_filter("raw"), policy, operators=9)
     assert steady.observe(420.0, 0.0, backlog=3000.0).operators == 9
+
+
+def test_a_scale_down_at_the_end_of_a_ramp_is_sized_on_the_volume_since_the_last_change() -> None:
+    # A filter that lags a ramp (an EWMA of alpha 0.01 follows one 100 samples late): the
+    # arrivals rise from 300 to 479 tuples/s, an operation lands (10 -> 12 running) and they
+    # hold at 480. Once the quiet period is over the level reads 419 (9 operators); sized on
+    # it, the scale-down would leave 450 tuples/s for 480. Sized on the mean since
+    # the count changed (480, the level still rising), it goes to 10.
+    policy = ThresholdPolicy(capacity=50.0, quiet=30.0, catch_up=None)
+    scaler = Scaler(make_filter("ewma", alpha=0.01), policy, operators=10)
+    for t in range(180):
+        scaler.observe(300.0 + t, float(t), backlog=0.0, running=10, processed=300.0 + t)
+    decisions = [
+        scaler.observe(480.0, float(t), backlog=0.0, running=12, processed=480.0)
+        for t in range(180, 211)
+    ]
+    down = decisions[-1]
+    assert [d.operators for d in decisions[:-1]] == [12] * 30 and down.operators == 10
+    assert down.filtered < 450.0
+    assert "sized on the mean 480.0 since the count changed: rising" in down.reason
+    # The mean counts only the samples since the change (reset by the decision as well).
+    assert scaler.state_dict()["volume_count"] == 0
+    # Falling, the mean since the change (500) reads above the level (400) and plays no part.
+    falling = Scaler(make_filter("raw"), policy, operators=12)
+    falling.observe(600.0, 0.0, backlog=0.0, running=12, processed=600.0)
+    down = falling.observe(400.0, 100.0, backlog=0.0, running=12, processed=400.0)
+    assert down.operators == 8 and "sized on the mean" not in down.reason
