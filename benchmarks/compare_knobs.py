@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.compare_knobs                        # as the run has it
     .venv/bin/python -m benchmarks.compare_knobs --set restart=0 --set restart=15
     .venv/bin/python -m benchmarks.compare_knobs --out DIR --seed 4 --seed 5 --seed 6
+    .venv/bin/python -m benchmarks.compare_knobs --hold 1 --hold 2
 
 ``steadyscale compare --out DIR`` stores every run of every policy in ``DIR/compare.csv``.
 This script simulates the ``steadyscale`` row again on the same cells (workloads, traces found
@@ -24,7 +25,10 @@ rows. For each variant it prints, from this run:
   seeds): each second over the SLA is put down to the last change of the running count before
   it, a scale-up or a scale-down, within its restart (12 s) or later, and for a restart
   whether it found more backlog than ``ThresholdPolicy.restart_room`` (late before it began),
-  or to no change at all.
+  or to no change at all;
+* with ``--hold N``, how a stage that holds ``N`` instances whatever it reports (no
+  autoscaler) would stand: in how many cells it costs less than every policy of the run, at 5
+  and at 50 per SLA second.
 
 Only the default is simulated, so a variant takes about half a minute on two cores; the
 baselines' rows must come from the same code (a fresh ``steadyscale compare`` run).
@@ -45,6 +49,7 @@ from scaling.policy import ThresholdPolicy
 from simulator.experiments.cells import summarize
 from simulator.experiments.compare import (
     COMPARE_METRICS,
+    COST_MODEL,
     CompareCell,
     queue_run,
     run_compare_cell,
@@ -148,6 +153,55 @@ def sla_causes(cell: CompareCell) -> Counter[str]:
     return causes
 
 
+class Hold:
+    """No autoscaler: ``operators`` instances whatever the stage reports (a reference point)."""
+
+    name = "hold"
+    interval = 15.0
+
+    def __init__(self, operators: int) -> None:
+        self.operators = operators
+
+    def decide(self, observation: Any) -> int:
+        return self.operators
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, "operators": self.operators}
+
+
+def hold_run(job: tuple[CompareCell, int]) -> dict[str, Any]:
+    """Cost and SLA seconds of holding a count on one cell (``CostModel`` at 5 per SLA s)."""
+    cell, operators = job
+    _, result = queue_run(cell, Hold(operators))
+    metrics = dict(result.metrics)
+    metrics["s_total"] = metrics["s_up"] + metrics["s_down"]
+    cost = COST_MODEL.cost(metrics)
+    return {"workload": cell.workload_label, "snr": cell.snr, "cost": cost, **metrics}
+
+
+def hold_standing(runs: Sequence[Mapping[str, Any]], held: Sequence[Mapping[str, Any]]) -> str:
+    """In how many cells holding a count costs less than every policy of the run, per price."""
+    found = []
+    for price in (5.0, 50.0):
+        costs: dict[tuple[Any, ...], dict[str, list[float]]] = {}
+        for run in [*runs, *({**row, "policy": "hold"} for row in held)]:
+            at = run["cost"] + (price - 5.0) * run["sla_seconds"]
+            cell = costs.setdefault((run["workload"], run["snr"]), {})
+            cell.setdefault(str(run["policy"]), []).append(at)
+        ratios = []
+        for cell in costs.values():
+            means = {policy: sum(values) / len(values) for policy, values in cell.items()}
+            ratios.append(means["hold"] / min(v for k, v in means.items() if k != "hold"))
+        cheaper = sum(ratio < 1.0 for ratio in ratios)
+        found.append(
+            f"cheaper than every policy of the run in {cheaper} of {len(ratios)} cells at "
+            f"{price:g} per SLA s (its cost over the cheapest's: {min(ratios):.2f}-"
+            f"{max(ratios):.2f})"
+        )
+    return "; ".join(found)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--out", type=Path, default=Path("out/compare"), help="a compare run")
@@ -160,6 +214,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--table", action="store_true", help="the standing of every cell")
     parser.add_argument(
         "--seed", type=int, action="append", help="only these seeds of the run (repeatable)"
+    )
+    parser.add_argument(
+        "--hold",
+        type=int,
+        action="append",
+        default=[],
+        help="also hold this many instances in every cell, whatever the stage reports",
     )
     args = parser.parse_args(argv)
     runs = stored_runs(args.out)
@@ -186,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 seeds = len({cell.seed for cell in cells})
                 for cause, seconds in causes.most_common():
                     print(f"  {seconds / seeds:6.1f} SLA s: {cause}")
+        cells = default_cells(runs, {}, args.traces, args.pause, args.delay)
+        for operators in args.hold:
+            held = list(pool.map(hold_run, [(cell, operators) for cell in cells], chunksize=4))
+            print(f"hold {operators}: {hold_standing(runs, held)}", flush=True)
 
 
 if __name__ == "__main__":

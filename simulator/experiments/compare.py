@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from scaling.baselines import make_policy
+from scaling.baselines import Policy, make_policy
 from scaling.policy import ThresholdPolicy
 from simulator.experiments.cells import CostModel, noise_seed, workload_trend
 from simulator.model.noise import add_noise
@@ -192,15 +192,16 @@ class CompareCell:
         return self.workload
 
 
-def queue_run(cell: CompareCell) -> tuple[np.ndarray, QueueResult]:
-    """The cell's noise-free trend and its run on the queue model."""
+def queue_run(cell: CompareCell, policy: Policy | None = None) -> tuple[np.ndarray, QueueResult]:
+    """The cell's noise-free trend and its run on the queue model, of ``policy`` when given
+    (instead of the cell's own)."""
     trend = workload_trend(cell.workload, cell.seed, cell.duration, cell.workload_params)
     noisy = add_noise(trend, cell.snr, noise_seed(cell.seed), cell.definition)
     config = QueueConfig(
         capacity=cell.capacity, pause=cell.pause, delay=cell.delay, max_operators=MAX_OPERATORS
     )
     start = ThresholdPolicy(cell.capacity, max_operators=MAX_OPERATORS).needed(float(trend[0]))
-    policy = make_policy(dict(cell.policy_spec))
+    policy = make_policy(dict(cell.policy_spec)) if policy is None else policy
     return trend, run_queue(policy, noisy, config=config, operators=start, trend=trend)
 
 
