@@ -85,7 +85,9 @@ class ThresholdPolicy:
         a risk of one in a thousand; ``None``: no headroom for noise.
     lead
         Seconds (>= 0, default 0) to look ahead along a rising level beyond the restart the
-        Scaler measures (e.g. a known provisioning delay that the job does not report).
+        Scaler measures (e.g. a known provisioning delay that the job does not report); a
+        scale-up is also sized for the backlog it finds after at least this long (or the
+        delay from decision to ``running`` the Scaler measured, if longer).
     restart
         Seconds (>= 0) a scaling operation is assumed to stop processing until the Scaler has
         measured one from what the job reports (Flink's ``job.autoscaler.restart.time``).

@@ -3,11 +3,13 @@
 A scaling operation stops processing while operators move (the restart), so the work waiting
 then waits ``restart`` seconds longer, and more piles up. These pure functions decide, from
 the policy and what the job reports, when a backlog is the restart's own (``settling``), how
-long a restart takes (``measure_restart``), how big an operation must be and when it
-should wait for the backlog to fall (``queue_target``, ``held_for_restart``), which level a
-scale-down is sized with (``sizing_level``), how far apart scale-downs are when every restart
-is late by itself (``spaced_scale_down``), what to ask for while a decision has not landed
-(``awaiting``), and how the demand is made up, for a decision's reason (``demand_terms``).
+long a restart and a decision's landing take (``measure_restart``, ``measure_actuation``),
+what an operation is sized for (``operation_basis``: the backlog a scale-up finds when it
+lands, ``landing_backlog``; the level of a scale-down, ``sizing_level``), how big an
+operation must be and when it should wait for the backlog to fall (``queue_target``,
+``held_for_restart``), how far apart scale-downs are when every restart is late by itself
+(``spaced_scale_down``), what to ask for while a decision has not landed (``awaiting``), and
+how the demand is made up, for a decision's reason (``demand_terms``).
 """
 
 from __future__ import annotations
@@ -209,6 +211,77 @@ def sizing_level(filtered: float, slope: float, mean: float, scale_down: bool) -
     (437.0, 437.0)
     """
     return max(filtered, mean) if scale_down and slope > 0.0 else filtered
+
+
+def measure_actuation(
+    policy: ThresholdPolicy,
+    measured: float | None,
+    decided_at: float | None,
+    landed: float,
+    decision: bool,
+) -> float | None:
+    """The actuation delay measured so far, once the running count changed at ``landed``.
+
+    When what runs now is the ``decision`` made at ``decided_at`` (pods or executors to start,
+    a job to redeploy), and it landed within ``policy.quiet`` seconds (after that the Scaler
+    took it as not applied, ``awaiting``), the delay is at least ``landed - decided_at``. The
+    longest is kept, as for the restart.
+
+    >>> policy = ThresholdPolicy(capacity=50.0)
+    >>> measure_actuation(policy, None, 100.0, 130.0, True)
+    30.0
+    >>> measure_actuation(policy, 30.0, 100.0, 105.0, True), measure_actuation(policy, None,
+    ...     100.0, 105.0, False), measure_actuation(policy, None, 100.0, 200.0, True)
+    (30.0, None, None)
+    """
+    if not decision or decided_at is None or landed - decided_at > policy.quiet:
+        return measured
+    return max(measured or 0.0, landed - decided_at)
+
+
+def landing_backlog(
+    policy: ThresholdPolicy, backlog: float, level: float, operators: int, delay: float
+) -> float:
+    """The backlog a scale-up decided now finds when it lands ``delay`` seconds later: what
+    waits, plus what the running ``operators`` fall short of the ``level`` meanwhile.
+
+    >>> landing_backlog(ThresholdPolicy(capacity=50.0), 1000.0, 450.0, 8, 30.0)  # + 30 x 50
+    2500.0
+    """
+    return backlog + delay * max(0.0, level - operators * policy.capacity)
+
+
+def operation_basis(
+    policy: ThresholdPolicy,
+    target: int,
+    operators: int,
+    backlog: float,
+    filtered: float,
+    slope: float,
+    mean: float,
+    landing: float,
+    reasons: list[str],
+) -> tuple[float, float]:
+    """The backlog and the level the operation from ``operators`` to ``target`` is sized for.
+
+    A scale-up is sized for the backlog it will find when it lands, ``landing`` seconds from
+    now (``landing_backlog``); a scale-down on ``sizing_level``. Why, in ``reasons``.
+
+    >>> policy, reasons = ThresholdPolicy(capacity=50.0), []
+    >>> operation_basis(policy, 10, 8, 1000.0, 450.0, 0.0, 440.0, 30.0, reasons), reasons
+    ((2500.0, 450.0), ['backlog 2500 when it lands in 30 s'])
+    >>> operation_basis(policy, 8, 9, 0.0, 437.0, 0.4, 478.0, 30.0, [])
+    (0.0, 478.0)
+    """
+    found = backlog
+    if target > operators and landing > 0.0:
+        found = landing_backlog(policy, backlog, filtered, operators, landing)
+    level = sizing_level(filtered, slope, mean, scale_down=target < operators)
+    if found > backlog:
+        reasons.append(f"backlog {found:.0f} when it lands in {landing:g} s")
+    if level > filtered:
+        reasons.append(f"sized on the mean {level:.1f} since the count changed: rising")
+    return found, level
 
 
 def queue_target(

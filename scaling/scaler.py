@@ -15,10 +15,11 @@ from scaling.policy import ThresholdPolicy
 from scaling.queue import (
     awaiting,
     demand_terms,
+    measure_actuation,
     measure_restart,
+    operation_basis,
     queue_target,
     settling,
-    sizing_level,
 )
 from scaling.scaler_state import checked
 
@@ -62,9 +63,10 @@ class Scaler:
        volume-only sample asks for ``policy.needed(filtered)``, the paper's threshold;
     4. applies each guard in order, each to the previous one's output;
     5. for a job that reports its backlog (``scaling.queue``): sizes every operation for its
-       own restart, ``policy.needed(policy.recovery(...))`` (a scale-up at least that big, a
-       scale-down no lower), so that the backlog it finds and the restart's are served within
-       the latency despite the noise; postpones an operation whose restart would find more
+       own restart, ``policy.needed(policy.recovery(...))`` (a scale-up at least that big, for
+       the backlog it finds when it lands, a scale-down no lower; ``operation_basis``), so
+       that the backlog it finds and the restart's are served within the latency despite the
+       noise; postpones an operation whose restart would find more
        backlog than it can delay and stay within the latency, while the running count keeps up
        (``held_for_restart``); spaces scale-downs when every restart is late by itself
        (``spaced_scale_down``); and holds scale-downs for ``policy.quiet`` seconds after the
@@ -138,6 +140,8 @@ class Scaler:
         # Longest seen from a change of the running count until processing resumed, s; None
         # until an operation has been watched (the policy's assumed ``restart`` stands in).
         self._restart: float | None = None
+        # Longest seen from a decision to the job running it, s; None until one has landed.
+        self._actuation: float | None = None
         self._started_at: float | None = None  # t of the first sample of a queue
         self._running: int | None = None  # the running count the last sample reported
         # Volumes summed, and counted, since the running count last changed.
@@ -198,6 +202,9 @@ class Scaler:
         moved = running is not None and not first and previous != seen
         if moved:
             start = self._last_t if previous == decided and self._last_t is not None else t
+            self._actuation = measure_actuation(
+                self.policy, self._actuation, self._changed_at, start, previous == decided
+            )
             self._changed_at = start if self._changed_at is None else max(self._changed_at, start)
             self._volume_sum, self._volume_count = 0.0, 0
         self._volume_sum += volume
@@ -239,12 +246,13 @@ class Scaler:
             if reason is not None:
                 reasons.append(reason)
         if backlog is not None:
+            landing = max(self._actuation or 0.0, policy.lead)
             mean = self._volume_sum / self._volume_count
-            level = sizing_level(filtered, self._slope, mean, scale_down=target < previous)
-            if level > filtered:
-                reasons.append(f"sized on the mean {level:.1f} since the count changed: rising")
+            found, level = operation_basis(
+                policy, target, previous, backlog, filtered, self._slope, mean, landing, reasons
+            )
             target = queue_target(
-                policy, target, previous, backlog, level, noise, restart, reasons, since
+                policy, target, previous, found, level, noise, restart, reasons, since
             )
         if quiet and target < previous:
             reasons.append(
@@ -349,6 +357,7 @@ class Scaler:
             "filtered": self._filtered,
             "slope": self._slope,
             "restart": self._restart,
+            "actuation": self._actuation,
             "started_at": self._started_at,
             "running": self._running,
             "volume_sum": self._volume_sum,
@@ -380,6 +389,7 @@ class Scaler:
         self._filtered = None if state["filtered"] is None else float(state["filtered"])
         self._slope = float(state["slope"])
         self._restart = None if state["restart"] is None else float(state["restart"])
+        self._actuation = None if state["actuation"] is None else float(state["actuation"])
         self._started_at = None if state["started_at"] is None else float(state["started_at"])
         self._running = None if state["running"] is None else int(state["running"])
         self._volume_sum = float(state["volume_sum"])

@@ -9,13 +9,14 @@ from filters.base import check_number
 # Every key of a state, in ``Scaler.state_dict``'s order.
 PARTS = ["spec", "filter", "guards", "operators", "t"]
 # Fields added later, and what a state saved before them loads as: nothing changed, no level
-# seen, no slope, no restart measured, not a queue's first sample, no running count reported,
-# no volume summed since the count last changed.
+# seen, no slope, no restart or actuation delay measured, not a queue's first sample, no
+# running count reported, no volume summed since the count last changed.
 LATER: dict[str, Any] = {
     "changed_at": None,
     "filtered": None,
     "slope": 0.0,
     "restart": None,
+    "actuation": None,
     "started_at": None,
     "running": None,
     "volume_sum": 0.0,
@@ -40,8 +41,9 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     for field in ("t", "changed_at", "filtered", "slope", "started_at"):
         if state[field] is not None:
             check_number("Scaler", field, state[field])
-    if state["restart"] is not None:
-        check_number("Scaler", "restart", state["restart"], minimum=0)
+    for field in ("restart", "actuation"):
+        if state[field] is not None:
+            check_number("Scaler", field, state[field], minimum=0)
     for field in ("running", "volume_count"):
         if state[field] is not None:
             check_number("Scaler", field, state[field], minimum=0, integer=True)

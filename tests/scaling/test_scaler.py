@@ -492,3 +492,34 @@ def test_a_scale_down_at_the_end_of_a_ramp_is_sized_on_the_volume_since_the_last
     falling.observe(600.0, 0.0, backlog=0.0, running=12, processed=600.0)
     down = falling.observe(400.0, 100.0, backlog=0.0, running=12, processed=400.0)
     assert down.operators == 8 and "sized on the mean" not in down.reason
+
+
+def test_the_actuation_delay_is_measured_and_a_scale_up_sized_for_the_backlog_at_landing() -> None:
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None, restart=0.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    assert scaler.observe(440.0, 100.0, backlog=0.0, running=8, processed=400.0).operators == 9
+    # The job runs 9 only 30 s later: the delay is dated from the last sample without it.
+    for t in range(101, 130):
+        scaler.observe(440.0, float(t), backlog=40.0 * (t - 100), running=8, processed=400.0)
+    scaler.observe(440.0, 130.0, backlog=1160.0, running=9, processed=450.0)
+    for t in range(131, 300):
+        scaler.observe(440.0, float(t), backlog=0.0, running=9, processed=440.0)
+    state = json.loads(json.dumps(scaler.state_dict()))
+    assert state["actuation"] == 29.0 and state["restart"] == 0.0
+    # 600 arrive with 9 running (450/s short by 150) and 3,000 waiting: the scale-up lands on
+    # 3,000 + 29 x 150 = 7,350 tuples, which the 10 s latency (no restart) drains at 735/s:
+    # 15 operators. Sized for the 3,000 waiting now, 300/s, the level's 600/s would need 12.
+    up = scaler.observe(600.0, 300.0, backlog=3000.0, running=9, processed=450.0)
+    assert "backlog 7350 when it lands in 29 s" in up.reason and up.operators == 15
+    unmeasured = Scaler(make_filter("raw"), policy, operators=8)
+    unmeasured.load_state_dict({**state, "actuation": None})
+    assert unmeasured.observe(600.0, 300.0, backlog=3000.0, running=9).operators == 12
+    with pytest.raises(ValueError, match="actuation=-1.0 is not allowed"):
+        unmeasured.load_state_dict({**state, "actuation": -1.0})
+    # A count that lands after the quiet period was not this decision's: nothing measured.
+    late = Scaler(make_filter("raw"), policy, operators=8)
+    late.observe(440.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    late.observe(440.0, 100.0, backlog=0.0, running=8, processed=400.0)
+    late.observe(440.0, 200.0, backlog=0.0, running=9, processed=440.0)
+    assert late.state_dict()["actuation"] is None
