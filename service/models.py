@@ -117,7 +117,10 @@ class PolicySpec(BaseModel):
         "the noise, operations sized and timed for their restart); null: none.",
     )
     lead: Annotated[float, bounded("lead", 0.0, MAX_SECONDS, "seconds")] = seconds(
-        LEAD, 0.0, "Seconds to look ahead along a rising level beyond the measured restart."
+        LEAD,
+        0.0,
+        "Seconds to look ahead along a rising level beyond the measured restart; a scale-up is "
+        "also sized for the backlog it finds after this long (or the measured actuation delay).",
     )
     restart: Annotated[float, bounded("restart", 0.0, MAX_SECONDS, "seconds")] = seconds(
         RESTART,
