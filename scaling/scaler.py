@@ -189,8 +189,9 @@ class Scaler:
         spread = self.filter.spread
         if self._filtered is not None and self._last_t is not None:
             elapsed = t - self._last_t
-            weight = 1.0 - math.exp(-elapsed / SLOPE_MEMORY)
-            self._slope += weight * ((filtered - self._filtered) / elapsed - self._slope)
+            weight = 1.0 - math.exp(-elapsed / SLOPE_MEMORY)  # 0 under 7e-15 s: no slope
+            if weight > 0.0:
+                self._slope += weight * ((filtered - self._filtered) / elapsed - self._slope)
         self._filtered = filtered
         previous = self._operators if running is None else int(running)
         first = self._last_t is None

@@ -523,3 +523,15 @@ def test_the_actuation_delay_is_measured_and_a_scale_up_sized_for_the_backlog_at
     late.observe(440.0, 100.0, backlog=0.0, running=8, processed=400.0)
     late.observe(440.0, 200.0, backlog=0.0, running=9, processed=440.0)
     assert late.state_dict()["actuation"] is None
+
+
+def test_samples_a_denormal_time_apart_leave_the_state_finite() -> None:
+    # Found by the service's schemathesis run: 2e-313 s after the previous sample, the slope's
+    # weight is 0 and the difference quotient infinite; 0 x inf made the slope NaN, a state the
+    # service cannot store (it refused a valid request with a 422).
+    scaler = Scaler.from_spec({"policy": {"capacity": 50.0}})
+    scaler.observe(80.0, -2.2250738585e-313, backlog=0.0)
+    scaler.observe(883541810987.0, 0.0, backlog=0.0)
+    scaler.observe(400.0, 1.0, backlog=0.0)
+    json.dumps(scaler.state_dict(), allow_nan=False)  # raises on NaN or infinity
+    assert math.isfinite(scaler.state_dict()["slope"])
