@@ -11,7 +11,12 @@ import numpy as np
 
 from filters.base import Denoiser, ParameterError, check_number
 from filters.changepoint_state import check_state, packed_cycle
-from filters.level_statistics import censored_gaussian, change_start, evident_drift
+from filters.level_statistics import (
+    censored_gaussian,
+    change_start,
+    drift_share,
+    evident_drift,
+)
 from filters.seasonality import QUANTA, WINDOW, fold
 
 # A difference of two samples carries the noise twice; winsorised at 3 of its deviations,
@@ -350,30 +355,20 @@ class ChangePoint(Denoiser):
         return packed_cycle(super()._export_state(), self._cycle_residuals, self._cycle_power)
 
     def _blend(self) -> tuple[float, float, float]:
-        """The level, its share of zeros and its variance in units of sigma^2.
-
-        The mean since the change ``L`` (n samples) and the recent level ``E`` carry the same
-        noise, so under a constant level ``Var(E - L) = v sigma^2`` with
-        ``v = w2/w^2 - 1/n`` (``w``, ``w2``: the recent level's weight sums). A drift adds
-        ``tau^2`` to ``(E - L)^2``; with ``tau^2`` estimated by ``_drift``, the posterior mean of
-        the level is ``L + b (E - L)`` with ``b = tau^2 / (tau^2 + v sigma^2)``.
-        """
-        count = self._weight
-        level = self._level
-        sigma = self._sigma
-        exact = 1.0 / count
-        recent_variance = self._recent_weight2 / (self._recent_weight * self._recent_weight)
-        difference = self._recent_level - level
-        noise = max(recent_variance - exact, 0.0) * sigma * sigma
-        looks = min(count / self.memory, _DRIFT_LOOKS)
-        drift = evident_drift(self._drift, noise, looks)
-        if drift <= 0.0:
-            return level, self._zeros, exact
-        share = drift / (drift + noise)
+        """The level, its share of zeros and its variance in units of sigma^2 (step 4,
+        ``level_statistics.drift_share``)."""
+        share, variance = drift_share(
+            self._weight,
+            self._recent_weight,
+            self._recent_weight2,
+            self._drift,
+            min(self._weight / self.memory, _DRIFT_LOOKS),
+            self._sigma,
+        )
         return (
-            level + share * difference,
+            self._level + share * (self._recent_level - self._level),
             self._zeros + share * (self._recent_zeros - self._zeros),
-            exact + share * share * (recent_variance - exact),
+            variance,
         )
 
     def _output(self) -> float:

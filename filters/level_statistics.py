@@ -44,6 +44,33 @@ def evident_drift(drift: float, noise: float, looks: float) -> float:
     return excess if excess > 0.0 else 0.0
 
 
+def drift_share(
+    count: float, weight: float, weight2: float, drift: float, looks: float, sigma: float
+) -> tuple[float, float]:
+    """The share ``b`` of the recent level in the level, and the level's variance in sigma^2.
+
+    The mean since the change :math:`L` (``count`` samples) and the recent level :math:`E`
+    (weights summing to ``weight``, their squares to ``weight2``) carry the same noise, so under
+    a constant level :math:`\\operatorname{Var}(E - L) = v\\sigma^2` with
+    :math:`v = w_2/w^2 - 1/n`. A drift adds :math:`\\tau^2` to :math:`(E - L)^2`; with
+    :math:`\\tau^2` estimated by ``drift`` over ``looks`` independent looks (counted beyond its
+    error, ``evident_drift``), the posterior mean of the level is :math:`L + b (E - L)` with
+    :math:`b = \\tau^2 / (\\tau^2 + v \\sigma^2)`, of variance :math:`1/n + b^2 v` (``E - L`` is
+    uncorrelated with ``L``: both hold the same samples and the weights of ``E`` sum to 1).
+
+    >>> drift_share(100.0, 20.0, 10.0, drift=0.0, looks=10.0, sigma=1.0)  # no drift: L, 1/n
+    (0.0, 0.01)
+    """
+    exact = 1.0 / count
+    recent_variance = weight2 / (weight * weight)
+    noise = max(recent_variance - exact, 0.0) * sigma * sigma
+    evident = evident_drift(drift, noise, looks)
+    if evident <= 0.0:
+        return 0.0, exact
+    share = evident / (evident + noise)
+    return share, exact + share * share * (recent_variance - exact)
+
+
 def censored_gaussian(observed_mean: float, zero_share: float) -> tuple[float, float]:
     """Mean and deviation of a Gaussian whose samples were clipped at 0.
 
