@@ -66,9 +66,8 @@ class Scaler:
        own restart, ``policy.needed(policy.recovery(...))`` (a scale-up at least that big, for
        the backlog it finds when it lands, a scale-down no lower; ``operation_basis``), so
        that the backlog it finds and the restart's are served within the latency despite the
-       noise; postpones an operation whose restart would find more
-       backlog than it can delay and stay within the latency, while the running count keeps up
-       (``held_for_restart``); spaces scale-downs when every restart is late by itself
+       noise; postpones an operation whose restart would find more backlog than it can delay
+       and stay within the latency, while the running count keeps up (``held_for_restart``); spaces scale-downs when every restart is late by itself
        (``spaced_scale_down``); and holds scale-downs for ``policy.quiet`` seconds after the
        running count changed and after the first sample (``settling``); with ``running``,
        repeats a decision until it runs, for up to ``policy.quiet`` seconds (``awaiting``);
