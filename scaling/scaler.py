@@ -67,10 +67,11 @@ class Scaler:
        the backlog it finds when it lands, a scale-down no lower; ``operation_basis``), so
        that the backlog it finds and the restart's are served within the latency despite the
        noise; postpones an operation whose restart would find more backlog than it can delay
-       and stay within the latency, while the running count keeps up (``held_for_restart``); spaces scale-downs when every restart is late by itself
-       (``spaced_scale_down``); and holds scale-downs for ``policy.quiet`` seconds after the
-       running count changed and after the first sample (``settling``); with ``running``,
-       repeats a decision until it runs, for up to ``policy.quiet`` seconds (``awaiting``);
+       and stay within the latency, while the running count keeps up (``held_for_restart``);
+       spaces scale-downs when every restart is late by itself (``spaced_scale_down``); and
+       holds scale-downs for ``policy.quiet`` seconds after the running count changed and
+       after the first sample (``settling``); with ``running``, repeats a decision until it
+       runs, for up to ``policy.quiet`` seconds (``awaiting``);
     6. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
     7. tells each guard what happened (``record``) and returns a ``Decision``.
 
