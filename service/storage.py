@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,8 +113,19 @@ class Storage(Store):
             raise OSError(f"cannot open the database {path}: {error}") from error
 
     def _initialise(self) -> None:
-        with self._connection() as db:
-            db.execute("PRAGMA journal_mode=WAL")
+        # Switching a file to WAL needs it to itself, and while another process holds a write
+        # transaction on it (a replica migrating it) SQLite answers "locked" at once instead
+        # of waiting out the busy timeout: so try again, until that timeout.
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            try:
+                with self._connection() as db:
+                    db.execute("PRAGMA journal_mode=WAL")
+                break
+            except StorageUnavailable:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
         # The version read inside the migration's transaction: a migration applies whole or
         # not at all, and processes opening the file together take turns (the second finds
         # the schema up to date). executescript would commit first, hence _execute_each.

@@ -413,3 +413,25 @@ def run_together(work: Callable[[Store, int], None], others: list[Store]) -> Non
         thread.join()
     for other in others:
         other.close()
+
+
+def test_a_file_another_process_is_writing_to_is_opened_once_it_is_done(tmp_path: Path) -> None:
+    # Switching a file to WAL while another connection holds a write transaction on it gets
+    # "database is locked" at once, not after the busy timeout (a replica migrating the file
+    # while others start: seen once in CI as one of four replicas failing to open).
+    path = tmp_path / "steadyscale.db"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE other (x)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO other VALUES (1)")
+    threading.Timer(0.3, writer.execute, ("COMMIT",)).start()
+    started = time.monotonic()
+    Storage(path, busy_timeout=5.0).close()
+    assert time.monotonic() - started >= 0.25
+    writer.execute("BEGIN IMMEDIATE")  # held past the timeout: a clear error, after it
+    started = time.monotonic()
+    with pytest.raises(OSError, match="cannot open the database .*: .*locked"):
+        Storage(path, busy_timeout=0.3)
+    assert time.monotonic() - started >= 0.25
+    writer.execute("COMMIT")
+    writer.close()
