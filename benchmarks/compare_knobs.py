@@ -49,12 +49,11 @@ from scaling.policy import ThresholdPolicy
 from simulator.experiments.cells import summarize
 from simulator.experiments.compare import (
     COMPARE_METRICS,
-    COST_MODEL,
     CompareCell,
     queue_run,
     run_compare_cell,
 )
-from simulator.experiments.compare_report import DEFAULT_POLICY, standing_table
+from simulator.experiments.compare_report import DEFAULT_POLICY, priced_cost, standing_table
 from simulator.model.queue import QueueConfig
 
 TEXT = ("policy", "family", "policy_spec", "workload", "definition")
@@ -171,13 +170,9 @@ class Hold:
 
 
 def hold_run(job: tuple[CompareCell, int]) -> dict[str, Any]:
-    """Cost and SLA seconds of holding a count on one cell (``CostModel`` at 5 per SLA s)."""
+    """The row of holding a count on one cell."""
     cell, operators = job
-    _, result = queue_run(cell, Hold(operators))
-    metrics = dict(result.metrics)
-    metrics["s_total"] = metrics["s_up"] + metrics["s_down"]
-    cost = COST_MODEL.cost(metrics)
-    return {"workload": cell.workload_label, "snr": cell.snr, "cost": cost, **metrics}
+    return {**run_compare_cell(cell, Hold(operators)), "policy": "hold"}
 
 
 def hold_standing(runs: Sequence[Mapping[str, Any]], held: Sequence[Mapping[str, Any]]) -> str:
@@ -185,10 +180,9 @@ def hold_standing(runs: Sequence[Mapping[str, Any]], held: Sequence[Mapping[str,
     found = []
     for price in (5.0, 50.0):
         costs: dict[tuple[Any, ...], dict[str, list[float]]] = {}
-        for run in [*runs, *({**row, "policy": "hold"} for row in held)]:
-            at = run["cost"] + (price - 5.0) * run["sla_seconds"]
+        for run in [*runs, *held]:
             cell = costs.setdefault((run["workload"], run["snr"]), {})
-            cell.setdefault(str(run["policy"]), []).append(at)
+            cell.setdefault(str(run["policy"]), []).append(priced_cost(run, price))
         ratios = []
         for cell in costs.values():
             means = {policy: sum(values) / len(values) for policy, values in cell.items()}

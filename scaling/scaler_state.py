@@ -44,10 +44,8 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     for field in ("restart", "actuation"):
         if state[field] is not None:
             check_number("Scaler", field, state[field], minimum=0)
-    for field in ("running", "volume_count"):
-        if state[field] is not None:
-            check_number("Scaler", field, state[field], minimum=0, integer=True)
-    if state["volume_count"] is None:
-        raise ValueError("Scaler: volume_count=None is not allowed: a count of samples >= 0")
+    if state["running"] is not None:
+        check_number("Scaler", "running", state["running"], minimum=0, integer=True)
+    check_number("Scaler", "volume_count", state["volume_count"], minimum=0, integer=True)
     check_number("Scaler", "volume_sum", state["volume_sum"], minimum=0)
     return state

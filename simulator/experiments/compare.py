@@ -205,9 +205,10 @@ def queue_run(cell: CompareCell, policy: Policy | None = None) -> tuple[np.ndarr
     return trend, run_queue(policy, noisy, config=config, operators=start, trend=trend)
 
 
-def run_compare_cell(cell: CompareCell) -> dict[str, Any]:
-    """Simulate ``cell``; its row (``COMPARE_COLUMNS``)."""
-    _, result = queue_run(cell)
+def run_compare_cell(cell: CompareCell, policy: Policy | None = None) -> dict[str, Any]:
+    """Simulate ``cell`` (with ``policy`` in place of its own, when given); its row
+    (``COMPARE_COLUMNS``)."""
+    _, result = queue_run(cell, policy)
     metrics: dict[str, Any] = dict(result.metrics)
     metrics["s_total"] = metrics["s_up"] + metrics["s_down"]
     metrics["cost"] = COST_MODEL.cost(metrics)

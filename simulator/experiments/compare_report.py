@@ -125,7 +125,7 @@ def standing_table(
         groups.setdefault((row["workload"], row["snr"]), {})[row["policy"]] = row
     intervals: dict[tuple[Any, ...], float] = {}
     for price in prices if runs else ():
-        priced = [{**run, "priced": _priced(run, price)} for run in runs]
+        priced = [{**run, "priced": priced_cost(run, price)} for run in runs]
         for entry in summarize(priced, by=("workload", "snr", "policy"), metrics=("priced",)):
             key = (entry["workload"], entry["snr"], entry["policy"], price)
             intervals[key] = entry["priced_ci"]
@@ -136,12 +136,12 @@ def standing_table(
         mine = rows[policy]
         cells = [workload, f"{snr:g}"]
         for price in prices:
-            best = min(rows.values(), key=partial(_priced, price=price))
+            best = min(rows.values(), key=partial(priced_cost, price=price))
             interval = intervals.get((workload, snr, best["policy"], price), float(best["cost_ci"]))
-            tied = _priced(mine, price) <= _priced(best, price) + interval
+            tied = priced_cost(mine, price) <= priced_cost(best, price) + interval
             wins[price] += tied
             verdict = "cheapest" if best is mine else "within" if tied else best["policy"]
-            cells.append(f"{_priced(mine, price) / _priced(best, price):.3f} ({verdict})")
+            cells.append(f"{priced_cost(mine, price) / priced_cost(best, price):.3f} ({verdict})")
         hpa = rows.get("hpa")
         cells.append(f"{mine['sla_seconds']:.0f} / {hpa['sla_seconds']:.0f}" if hpa else "–")
         lines.append(cells)
@@ -156,7 +156,7 @@ def standing_table(
     return summary_line + ".\n\n" + markdown_table(headers, lines)
 
 
-def _priced(row: Mapping[str, Any], price: float) -> float:
+def priced_cost(row: Mapping[str, Any], price: float) -> float:
     """A row's cost with an SLA second at ``price`` instead of the cost model's."""
     extra = price - COST_MODEL.per_under_second
     return float(row["cost"]) + extra * float(row["sla_seconds"])
