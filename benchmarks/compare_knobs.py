@@ -4,6 +4,7 @@
     .venv/bin/python -m benchmarks.compare_knobs --set restart=0 --set restart=15
     .venv/bin/python -m benchmarks.compare_knobs --out DIR --seed 4 --seed 5 --seed 6
     .venv/bin/python -m benchmarks.compare_knobs --hold 1 --hold 2
+    .venv/bin/python -m benchmarks.compare_knobs --known-load risk --table
 
 ``steadyscale compare --out DIR`` stores every run of every policy in ``DIR/compare.csv``.
 This script simulates the ``steadyscale`` row again on the same cells (workloads, traces found
@@ -28,7 +29,12 @@ rows. For each variant it prints, from this run:
   or to no change at all;
 * with ``--hold N``, how a stage that holds ``N`` instances whatever it reports (no
   autoscaler) would stand: in how many cells it costs less than every policy of the run, at 5
-  and at 50 per SLA second.
+  and at 50 per SLA second, and in how many of those its SLA seconds are at most the HPA's;
+* with ``--known-load HEADROOM``, the same for a stage provisioned by whoever knows each
+  second's load (``simulator.experiments.known_load.KnownLoad``: the trend and the noise, the
+  default's sizing rules), with the default's headroom (``risk``) or a fixed one in tuples/s,
+  and with ``,noiseless-restarts`` operations sized without the restart's noise: what a cell
+  costs once the level is known (with ``--table``, cell by cell).
 
 Only the default is simulated, so a variant takes about half a minute on two cores; the
 baselines' rows must come from the same code (a fresh ``steadyscale compare`` run).
@@ -39,6 +45,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -46,15 +53,20 @@ from pathlib import Path
 from typing import Any
 
 from scaling.policy import ThresholdPolicy
-from simulator.experiments.cells import summarize
+from simulator.experiments.cells import summarize, workload_trend
 from simulator.experiments.compare import (
     COMPARE_METRICS,
+    MAX_OPERATORS,
     CompareCell,
     queue_run,
     run_compare_cell,
 )
 from simulator.experiments.compare_report import DEFAULT_POLICY, priced_cost, standing_table
+from simulator.experiments.known_load import KnownLoad
+from simulator.model.noise import noise_std
 from simulator.model.queue import QueueConfig
+
+REFERENCE = "reference"  # the label of a held count's or a known load's rows among the run's
 
 TEXT = ("policy", "family", "policy_spec", "workload", "definition")
 
@@ -172,28 +184,71 @@ class Hold:
 def hold_run(job: tuple[CompareCell, int]) -> dict[str, Any]:
     """The row of holding a count on one cell."""
     cell, operators = job
-    return {**run_compare_cell(cell, Hold(operators)), "policy": "hold"}
+    return {**run_compare_cell(cell, Hold(operators)), "policy": REFERENCE}
 
 
-def hold_standing(runs: Sequence[Mapping[str, Any]], held: Sequence[Mapping[str, Any]]) -> str:
-    """In how many cells holding a count costs less than every policy of the run, per price."""
-    found = []
+def known_load_run(job: tuple[CompareCell, str]) -> dict[str, Any]:
+    """The row of ``KnownLoad`` on one cell, as ``variant`` says: ``risk`` (the default's
+    headroom) or a number of tuples/s, then optionally ``,noiseless-restarts``."""
+    cell, variant = job
+    headroom, _, restarts = variant.partition(",")
+    if restarts not in ("", "noiseless-restarts"):
+        raise ValueError(f"--known-load {variant!r}: only ',noiseless-restarts' may follow")
+    trend = workload_trend(cell.workload, cell.seed, cell.duration, cell.workload_params)
+    sigma = noise_std(trend, cell.snr, cell.definition)
+    policy = KnownLoad(
+        trend,
+        sigma,
+        cell.capacity,
+        cell.pause,
+        MAX_OPERATORS,
+        headroom=None if headroom == "risk" else float(headroom),
+        restart_noise=not restarts,
+    )
+    return {**run_compare_cell(cell, policy), "policy": REFERENCE}
+
+
+def reference_standing(
+    runs: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], table: bool = False
+) -> str:
+    """In how many cells a reference (``rows``, labelled ``REFERENCE``) costs less than every
+    policy of the run, per price, and of those how many with SLA seconds at most the HPA's;
+    with ``table``, its cost over the cheapest's and its SLA seconds, cell by cell."""
+    found, lines = [], []
+    sla: dict[tuple[Any, ...], dict[str, list[float]]] = {}
+    for run in [*runs, *rows]:
+        sla.setdefault((run["workload"], run["snr"]), {}).setdefault(str(run["policy"]), [])
+        sla[run["workload"], run["snr"]][str(run["policy"])].append(float(run["sla_seconds"]))
+    kept = {
+        key: _mean(by[REFERENCE]) <= _mean(by.get("hpa", [-1.0])) + 1e-9 for key, by in sla.items()
+    }
     for price in (5.0, 50.0):
         costs: dict[tuple[Any, ...], dict[str, list[float]]] = {}
-        for run in [*runs, *held]:
+        for run in [*runs, *rows]:
             cell = costs.setdefault((run["workload"], run["snr"]), {})
             cell.setdefault(str(run["policy"]), []).append(priced_cost(run, price))
-        ratios = []
-        for cell in costs.values():
-            means = {policy: sum(values) / len(values) for policy, values in cell.items()}
-            ratios.append(means["hold"] / min(v for k, v in means.items() if k != "hold"))
-        cheaper = sum(ratio < 1.0 for ratio in ratios)
+        ratios = {}
+        for key, cell in costs.items():
+            means = {policy: _mean(values) for policy, values in cell.items()}
+            ratios[key] = means[REFERENCE] / min(v for k, v in means.items() if k != REFERENCE)
+            if table:
+                lines.append(
+                    f"  {key[0]} SNR {key[1]:g} at {price:g}: {ratios[key]:.3f} of the "
+                    f"cheapest, SLA s {_mean(sla[key][REFERENCE]):.1f} (HPA "
+                    f"{_mean(sla[key].get('hpa', [math.nan])):.1f})"
+                )
+        cheaper = [key for key, ratio in ratios.items() if ratio < 1.0]
         found.append(
-            f"cheaper than every policy of the run in {cheaper} of {len(ratios)} cells at "
-            f"{price:g} per SLA s (its cost over the cheapest's: {min(ratios):.2f}-"
-            f"{max(ratios):.2f})"
+            f"cheaper than every policy of the run in {len(cheaper)} of {len(ratios)} cells at "
+            f"{price:g} per SLA s ({sum(kept[key] for key in cheaper)} of them with SLA s at "
+            f"most the HPA's; its cost over the cheapest's: {min(ratios.values()):.2f}-"
+            f"{max(ratios.values()):.2f})"
         )
-    return "; ".join(found)
+    return "; ".join(found) + "".join(f"\n{line}" for line in lines)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -215,6 +270,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="append",
         default=[],
         help="also hold this many instances in every cell, whatever the stage reports",
+    )
+    parser.add_argument(
+        "--known-load",
+        action="append",
+        default=[],
+        metavar="HEADROOM",
+        help="also provision every cell knowing its load (simulator.experiments.known_load), "
+        "with the default's headroom ('risk') or this many tuples/s, then optionally "
+        "',noiseless-restarts' (operations sized without the restart's noise)",
     )
     args = parser.parse_args(argv)
     runs = stored_runs(args.out)
@@ -244,7 +308,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         cells = default_cells(runs, {}, args.traces, args.pause, args.delay)
         for operators in args.hold:
             held = list(pool.map(hold_run, [(cell, operators) for cell in cells], chunksize=4))
-            print(f"hold {operators}: {hold_standing(runs, held)}", flush=True)
+            print(f"hold {operators}: {reference_standing(runs, held)}", flush=True)
+        for headroom in args.known_load:
+            jobs = [(cell, headroom) for cell in cells]
+            known = list(pool.map(known_load_run, jobs, chunksize=4))
+            standing_text = reference_standing(runs, known, args.table)
+            print(f"known load, headroom {headroom}: {standing_text}", flush=True)
 
 
 if __name__ == "__main__":

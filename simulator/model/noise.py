@@ -139,3 +139,26 @@ def _std(values: np.ndarray, snr: float, definition: str) -> float:
     if definition == "ac-power":
         return math.sqrt(float(np.var(values)) / snr)
     return float(np.mean(values)) / snr
+
+
+def clipped_moments(trend: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation of each noisy value ``max(0, s_t + σ z_t)``, per sample.
+
+    With :math:`a = s/σ`: mean :math:`s Φ(a) + σ φ(a)`, second moment
+    :math:`(s^2 + σ^2) Φ(a) + s σ φ(a)` (the normal censored at 0). What the load of a noisy
+    workload is, second by second, to whoever knows its trend and its noise (the oracle).
+
+    >>> mean, std = clipped_moments(np.array([350.0, 1e6]), 700.0)
+    >>> print([round(float(m)) for m in mean], round(float(std[1])))
+    [488, 1000000] 700
+    """
+    from scipy.stats import norm
+
+    values = np.asarray(trend, dtype=float)
+    if sigma <= 0.0:
+        return values.copy(), np.zeros_like(values)
+    a = values / sigma
+    cdf, pdf = norm.cdf(a), norm.pdf(a)
+    mean = values * cdf + sigma * pdf
+    second = (values**2 + sigma**2) * cdf + values * sigma * pdf
+    return mean, np.sqrt(np.maximum(second - mean**2, 0.0))

@@ -1,32 +1,64 @@
-"""benchmarks.compare_knobs: holding a count as a reference point against a stored run."""
+"""benchmarks.compare_knobs: a held count and a known load as reference points against a run."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from benchmarks.compare_knobs import Hold, hold_run, hold_standing
-from simulator.experiments.compare import CompareCell, baselines
+import numpy as np
+import pytest
+
+from benchmarks.compare_knobs import REFERENCE, Hold, hold_run, known_load_run, reference_standing
+from simulator.experiments.compare import CompareCell, baselines, run_compare_cell
 
 
 def test_holding_a_count_runs_that_count_and_is_ranked_per_price() -> None:
     cell = CompareCell("hpa", baselines()["hpa"], "paper", 1, 5.0, duration=300.0)
     row = hold_run((dataclasses.replace(cell), 3))
     # Held from the start's count to 3 at the first decision (15 s): one operation, then 3.
-    assert row["s_total"] == 1 and row["workload"] == "paper" and row["policy"] == "hold"
+    assert row["s_total"] == 1 and row["workload"] == "paper" and row["policy"] == REFERENCE
     assert 3 * 285 <= row["operator_seconds"] <= 3 * 285 + 15 * 20
     assert Hold(3).spec == {"name": "hold", "operators": 3}
-    # Two cells: holding is cheaper than both policies in one at 5 per SLA s and in none at 50.
+    # Two cells: the reference is cheaper than both policies in one at 5 per SLA s (with more
+    # SLA seconds than the HPA's there) and in none at 50.
     runs = [
-        {"workload": "a", "snr": 1.0, "policy": "p", "cost": 100.0, "sla_seconds": 0.0},
+        {"workload": "a", "snr": 1.0, "policy": "hpa", "cost": 100.0, "sla_seconds": 0.0},
         {"workload": "a", "snr": 1.0, "policy": "q", "cost": 120.0, "sla_seconds": 1.0},
-        {"workload": "b", "snr": 1.0, "policy": "p", "cost": 50.0, "sla_seconds": 0.0},
+        {"workload": "b", "snr": 1.0, "policy": "hpa", "cost": 50.0, "sla_seconds": 0.0},
     ]
     held = [
-        {"workload": "a", "snr": 1.0, "policy": "hold", "cost": 80.0, "sla_seconds": 4.0},
-        {"workload": "b", "snr": 1.0, "policy": "hold", "cost": 60.0, "sla_seconds": 0.0},
+        {"workload": "a", "snr": 1.0, "policy": REFERENCE, "cost": 80.0, "sla_seconds": 4.0},
+        {"workload": "b", "snr": 1.0, "policy": REFERENCE, "cost": 60.0, "sla_seconds": 0.0},
     ]
-    assert hold_standing(runs, held) == (
-        "cheaper than every policy of the run in 1 of 2 cells at 5 per SLA s (its cost over "
-        "the cheapest's: 0.80-1.20); cheaper than every policy of the run in 0 of 2 cells at "
-        "50 per SLA s (its cost over the cheapest's: 1.20-2.60)"
+    assert reference_standing(runs, held) == (
+        "cheaper than every policy of the run in 1 of 2 cells at 5 per SLA s (0 of them with "
+        "SLA s at most the HPA's; its cost over the cheapest's: 0.80-1.20); cheaper than every "
+        "policy of the run in 0 of 2 cells at 50 per SLA s (0 of them with SLA s at most the "
+        "HPA's; its cost over the cheapest's: 1.20-2.60)"
     )
+    held[0]["sla_seconds"] = 0.0
+    assert "in 1 of 2 cells at 5 per SLA s (1 of them" in reference_standing(runs, held)
+    assert "a SNR 1 at 5: 0.800 of the cheapest, SLA s 0.0 (HPA 0.0)" in reference_standing(
+        runs, held, table=True
+    )
+
+
+def test_a_known_load_is_provisioned_ahead_of_the_paper_workloads_ramps() -> None:
+    cell = CompareCell("hpa", baselines()["hpa"], "paper", 1, 10.0, duration=900.0)
+    known = known_load_run((cell, "risk"))
+    wide = known_load_run((cell, "100"))
+    hpa = run_compare_cell(cell)
+    assert known["policy"] == REFERENCE
+    # Knowing the load, the default's headroom keeps the delay with fewer instances than the
+    # HPA's 70 % target, and two more instances of headroom cost more than the default's.
+    assert known["sla_seconds"] <= hpa["sla_seconds"] + 1.0
+    assert known["operator_seconds"] < hpa["operator_seconds"]
+    assert known["operator_seconds"] < wide["operator_seconds"]
+    assert np.isfinite(known["cost"]) and known["s_total"] >= 1
+    # At SNR 1 the noise of a restart is what most of an operation's size is for: without it,
+    # fewer instance-seconds (11,728 against 10,262 when written).
+    noisy = dataclasses.replace(cell, snr=1.0)
+    noiseless = known_load_run((noisy, "risk,noiseless-restarts"))
+    with_noise = known_load_run((noisy, "risk"))
+    assert noiseless["operator_seconds"] < 0.95 * with_noise["operator_seconds"]
+    with pytest.raises(ValueError, match="noiseless-restarts"):
+        known_load_run((cell, "risk,quietly"))
