@@ -32,14 +32,19 @@ boundary, ``backlog_rate`` = (backlog change) / ``period``, ``capacity = μ`` an
 = the instances running at the boundary. Its answer, clamped to ``[min_operators,
 max_operators]``, is the decided target.
 
-**Actuation.** A decision that differs from the decided target replaces it, and the new target
-takes effect at the start of the first step at or after the decision time plus ``delay`` (the
-delay is rounded up to whole steps). A decision that repeats the decided target leaves its due
-time alone (a policy that asks again every interval is not postponed forever); one that differs
-restarts the delay from its own time, so a later decision overrides a pending one, and deciding
-the running count cancels it. When a target takes effect the running count jumps to it: one
-scaling operation, however many instances it adds or removes, and a pause of ``pause`` seconds
-starts during which the stage processes nothing (an operation during a pause restarts it).
+**Actuation.** A decision that differs from the running count, with none pending, starts an
+operation: it takes effect at the start of the first step at or after the decision time plus
+``delay`` (the delay is rounded up to whole steps). While it is pending, a decision for another
+count re-targets it and leaves its due time alone (the provisioning under way goes on, as a
+Kubernetes Deployment's new pods keep starting when its replica count changes again), and
+deciding the running count cancels it. So a policy that asks again every interval is not
+postponed, and one that changes its mind every interval still lands an operation every
+``delay`` seconds: its indecision is not free. When a target takes effect the running count
+jumps to it: one scaling operation, however many instances it adds or removes, and a pause of
+``pause`` seconds starts during which the stage processes nothing (an operation during a pause
+restarts it). (Until this rule, a decision for another count restarted the delay, and a policy
+whose decisions changed every interval never landed one: on a 30 s delay, raw thresholding
+held its first count through every run and was the cheapest policy in many cells.)
 
 **Metrics** (``QueueResult.metrics``): ``s_up``, ``s_down``, ``p_over``, ``p_under`` and
 ``operator_seconds`` exactly as in ``simulator.model.metrics`` (``s_up``/``s_down`` are ints,
@@ -255,7 +260,9 @@ def run_queue(
         check_number(type(policy).__name__, "decide()", wanted, integer=True)
         target = bounds.clamp(int(wanted))
         if target != decided:
-            decided, due = target, i + 1 + delay_steps
+            if decided == running:  # nothing pending: an operation starts its delay
+                due = i + 1 + delay_steps
+            decided = target
         next_decision = math.floor((i + 1 + _TOLERANCE) / steps_per_decision) + 1
         since, backlog_before = i + 1, backlog
         sum_arrivals = sum_processed = sum_utilisation = sum_backpressure = 0.0

@@ -169,9 +169,10 @@ def test_scale_downs_are_spaced_when_every_restart_is_late_by_itself() -> None:
 
 
 def test_a_decision_is_repeated_until_it_runs_and_its_restart_counts_from_then() -> None:
-    # A resize lands 5 s after it is decided. Asking for another count meanwhile would start
-    # it over (a target one instance up or down from one sample to the next never lands), so
-    # the Scaler repeats its decision while the job still reports the old count.
+    # A resize lands 5 s after it is decided. Asking for another count meanwhile may start it
+    # over (where a changed target restarts the resize, a target one instance up or down from
+    # one sample to the next never lands), so the Scaler repeats its decision while the job
+    # still reports the old count.
     policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=30.0, restart=8.0)
     scaler = Scaler(make_filter("raw"), policy, operators=8)
     scaler.observe(390.0, 0.0, backlog=0.0, running=8, processed=390.0)

@@ -79,12 +79,20 @@ def test_the_delay_shifts_the_effect_by_whole_steps_rounded_up(delay: float) -> 
     np.testing.assert_array_equal(result.timeline["operators"], [1, 1, 1, 1, 2, 2])
 
 
-def test_a_later_decision_overrides_a_pending_one() -> None:
-    # 3 decided at t=1 is due at t=3, but 2 decided at t=3 replaces it, due at t=5
+def test_a_later_decision_re_targets_a_pending_one_which_keeps_its_due_time() -> None:
+    # 3 decided at t=1 is due at t=3; 2 decided at t=3 re-targets it: 2 lands at t=3
     result = run_queue(Scripted([3, 3, 2]), np.full(7, 60.0), config=stage(delay=2.0))
     np.testing.assert_array_equal(result.timeline["target"], [1, 3, 3, 2, 2, 2, 2])
-    np.testing.assert_array_equal(result.timeline["operators"], [1, 1, 1, 1, 1, 2, 2])
+    np.testing.assert_array_equal(result.timeline["operators"], [1, 1, 1, 2, 2, 2, 2])
     assert result.metrics["s_up"] == 1
+
+
+def test_a_policy_that_changes_its_mind_every_interval_still_lands_an_operation() -> None:
+    # 2, 3, 2, 3, ... every second from 1 with a 3 s delay: what is wanted when the delay is
+    # up lands (3). After it, each 2 is cancelled by the next 3, the running count.
+    result = run_queue(Scripted([2, 3] * 10), np.full(20, 60.0), config=stage(delay=3.0))
+    np.testing.assert_array_equal(result.timeline["operators"], [1] * 4 + [3] * 16)
+    assert result.metrics["s_up"] == 1 and result.metrics["s_down"] == 0
 
 
 def test_asking_again_for_the_decided_target_does_not_postpone_it() -> None:
