@@ -218,7 +218,9 @@ class Scaler:
         quiet = False
         since = self._since(t)
         if backlog is not None:
-            if processed is not None and self._changed_at is not None:
+            # A restart is measured once the decided count runs: before it lands the old count
+            # processes as ever, which says nothing of what a restart stops.
+            if processed is not None and self._changed_at is not None and previous == decided:
                 self._restart = measure_restart(
                     policy, self._restart, t - self._changed_at, previous, backlog, processed
                 )

@@ -206,3 +206,19 @@ def test_a_pending_scale_up_is_dropped_when_fewer_than_run_are_needed() -> None:
     assert scaler.observe(250.0, 3.0, running=2).operators == 3  # pending: repeated
     down = scaler.observe(50.0, 4.0, running=2)
     assert down.operators == 1 and "not running yet" not in down.reason
+
+
+def test_no_restart_is_measured_while_a_decision_waits_to_land() -> None:
+    # Decided at t = 1, landing 30 s later: meanwhile the old count processes as ever, which
+    # says nothing of a restart (measuring 0 there left the headroom without one).
+    policy = ThresholdPolicy(capacity=50.0, catch_up=None, quiet=60.0, restart=8.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    scaler.observe(390.0, 0.0, backlog=0.0, running=8, processed=390.0)
+    assert scaler.observe(520.0, 1.0, backlog=0.0, running=8, processed=400.0).operators == 11
+    for t in range(2, 31):
+        pending = scaler.observe(400.0, float(t), backlog=0.0, running=8, processed=400.0)
+        assert pending.operators == 11 and scaler.restart == 8.0, t
+    # Once it runs, a sample that processes normally is a restart that stopped nothing.
+    scaler.observe(400.0, 31.0, backlog=0.0, running=11, processed=400.0)
+    assert scaler.observe(400.0, 32.0, backlog=0.0, running=11, processed=400.0)
+    assert scaler.restart == 0.0
