@@ -217,8 +217,8 @@ def reference_standing(
     found, lines = [], []
     sla: dict[tuple[Any, ...], dict[str, list[float]]] = {}
     for run in [*runs, *rows]:
-        sla.setdefault((run["workload"], run["snr"]), {}).setdefault(str(run["policy"]), [])
-        sla[run["workload"], run["snr"]][str(run["policy"])].append(float(run["sla_seconds"]))
+        by_policy = sla.setdefault((run["workload"], run["snr"]), {})
+        by_policy.setdefault(str(run["policy"]), []).append(float(run["sla_seconds"]))
     kept = {
         key: _mean(by[REFERENCE]) <= _mean(by.get("hpa", [-1.0])) + 1e-9 for key, by in sla.items()
     }
