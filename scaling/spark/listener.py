@@ -4,9 +4,10 @@
 becomes one ``Sample``: ``t`` (the trigger's start time in epoch seconds), ``volume`` (its
 ``inputRowsPerSecond``), ``processed`` (its ``processedRowsPerSecond``) and ``backlog`` (the
 records its sources are behind, where they say: Kafka's ``avgOffsetsBehindLatest`` times the
-partitions); the executors registered when a batch of samples is decided are its ``running``
-count. An idle event (no new data, Spark >= 3.5) is a sample of 0. A
-``Decider`` turns samples into an executor count and an ``Executors`` object applies it:
+partitions, or a source's ``latestOffset`` less its ``endOffset``); the executors registered
+when a batch of samples is decided are its ``running`` count. An idle event (no new data,
+Spark >= 3.5) is a sample of 0. A ``Decider`` turns samples into an executor count and an
+``Executors`` object applies it:
 
 * ``LocalDecider``: a ``Scaler`` in the driver;
 * ``ServiceDecider``: a steadyscale service, which keeps the stream's state (and its decision
@@ -218,18 +219,55 @@ def _rate(value: object) -> float | None:
 def _backlog(sources: Sequence[Any]) -> float | None:
     """Records the query's sources are behind, summed; ``None`` when no source says.
 
-    Kafka sources report ``avgOffsetsBehindLatest`` over the partitions in their ``metrics``;
-    times the number of partitions of the batch's ``endOffset`` that is the total lag.
+    A Kafka source reports ``avgOffsetsBehindLatest`` over the partitions in its ``metrics``;
+    times the number of partitions of the batch's ``endOffset`` that is the total lag. Any
+    other source that reports the latest offset available (Spark asks those that limit what a
+    batch reads: Kafka with ``maxOffsetsPerTrigger``, ``steadyscale-volume`` with
+    ``max_rows_per_batch``) is behind by its ``latestOffset`` less its ``endOffset``, summed
+    over the numbers the two offsets hold in the same places (``_offsets_behind``).
     """
     total, known = 0.0, False
     for source in sources:
         metrics = getattr(source, "metrics", None) or {}
-        average = _number(metrics.get("avgOffsetsBehindLatest"))
-        if average is None:
-            continue
-        total += average * max(1, _partitions(getattr(source, "endOffset", None)))
-        known = True
+        behind = _number(metrics.get("avgOffsetsBehindLatest"))
+        if behind is not None:
+            behind *= max(1, _partitions(getattr(source, "endOffset", None)))
+        else:
+            latest = _offset(getattr(source, "latestOffset", None))
+            behind = _offsets_behind(latest, _offset(getattr(source, "endOffset", None)))
+        if behind is not None:
+            total += behind
+            known = True
     return total if known else None
+
+
+def _offset(value: object) -> object:
+    """A reported offset: the JSON text Spark gives, parsed; ``None`` if it is not JSON."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def _offsets_behind(latest: object, end: object) -> float | None:
+    """How far ``end`` is behind ``latest``: their numbers' differences (at least 0) summed,
+    where both hold a number at the same place; ``None`` where they share none.
+
+    >>> _offsets_behind({"topic": {"0": 120, "1": 80}}, {"topic": {"0": 100, "1": 80}})
+    20.0
+    >>> _offsets_behind({"rows": 5}, None) is None
+    True
+    """
+    if isinstance(latest, dict) and isinstance(end, dict):
+        parts = [_offsets_behind(latest[key], end[key]) for key in latest.keys() & end.keys()]
+        known = [part for part in parts if part is not None]
+        return sum(known) if known else None
+    later, earlier = _number(latest), _number(end)
+    if later is None or earlier is None or isinstance(latest, bool) or isinstance(end, bool):
+        return None
+    return max(0.0, later - earlier)
 
 
 def _number(value: object) -> float | None:

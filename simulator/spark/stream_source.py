@@ -12,7 +12,11 @@ autoscaler can be watched (and tested) against a volume that changes while the q
 Rows are due as time passes: at each trigger the source adds ``rate × seconds since the
 previous trigger`` to its end offset, so ``inputRowsPerSecond`` reports the rate. Offsets are
 row counts, ``{"rows": n}``; a batch reads ids ``[start, end)`` split over ``partitions``
-tasks (default 4), so a sink can check that every id arrives exactly once. The rate is
+tasks (default 4), so a sink can check that every id arrives exactly once. With
+``max_rows_per_batch`` a batch reads at most that many rows (Spark's admission control, like
+Kafka's ``maxOffsetsPerTrigger``): the rest wait, and the source reports the latest offset
+due, so that the query's progress shows how far it is behind (``latestOffset`` less
+``endOffset``, the backlog ``scaling.spark`` feeds to the Scaler). The rate is
 volume only: reading a row costs next to nothing unless ``cost_us`` (busy microseconds per
 row) is set, which makes more rows need more executors.
 
@@ -37,6 +41,7 @@ from pyspark.sql.datasource import (
     DataSourceStreamReader,
     InputPartition,
 )
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 from pyspark.sql.types import StructType
 
 
@@ -62,6 +67,14 @@ def parse_schedule(text: str) -> list[tuple[float, float]]:
     return steps
 
 
+def _whole(text: str) -> int:
+    """An option's whole number; 0 (refused by the caller) when it is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        return 0
+
+
 def scheduled_rows(schedule: Sequence[tuple[float, float]], elapsed: float) -> float:
     """Rows due ``elapsed`` seconds after the start: the integral of the scheduled rate.
 
@@ -78,7 +91,8 @@ def scheduled_rows(schedule: Sequence[tuple[float, float]], elapsed: float) -> f
 
 
 class VolumeSource(DataSource):
-    """The data source; options ``schedule``, ``control``, ``partitions``, ``cost_us``."""
+    """The data source; options ``schedule``, ``control``, ``partitions``, ``cost_us``,
+    ``max_rows_per_batch``."""
 
     @classmethod
     def name(cls) -> str:
@@ -105,10 +119,14 @@ class VolumeReader(DataSourceStreamReader):
         self.schedule = None if schedule is None else parse_schedule(schedule)
         self.partition_count = int(options.get("partitions", "4"))
         self.cost_us = float(options.get("cost_us", "0"))
-        if self.partition_count < 1 or self.cost_us < 0:
+        most = options.get("max_rows_per_batch")
+        self.max_rows = None if most is None else _whole(most)
+        bad_limit = self.max_rows is not None and self.max_rows < 1
+        if self.partition_count < 1 or self.cost_us < 0 or bad_limit:
             raise ValueError(
-                f"partitions={self.partition_count} / cost_us={self.cost_us} are not allowed: "
-                "partitions must be >= 1 and cost_us >= 0"
+                f"partitions={self.partition_count} / cost_us={self.cost_us} / "
+                f"max_rows_per_batch={most} are not allowed: partitions must be >= 1, cost_us "
+                ">= 0 and max_rows_per_batch >= 1 (or left out: no limit)"
             )
         self._started = time.monotonic()
         self._due = 0.0
@@ -117,7 +135,10 @@ class VolumeReader(DataSourceStreamReader):
     def initialOffset(self) -> dict[str, int]:
         return {"rows": 0}
 
-    def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadAllAvailable() if self.max_rows is None else ReadMaxRows(self.max_rows)
+
+    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
         now = time.monotonic()
         if self.control is not None:
             self._due += self._control_rate() * (now - self._last)
@@ -127,6 +148,11 @@ class VolumeReader(DataSourceStreamReader):
         self._last = now
         # A query restarted from a checkpoint starts past what this reader has counted.
         self._due = max(self._due, float(start["rows"]))
+        if isinstance(limit, ReadMaxRows):
+            return {"rows": min(int(self._due), start["rows"] + limit.max_rows)}
+        return {"rows": int(self._due)}
+
+    def reportLatestOffset(self) -> dict[str, int]:
         return {"rows": int(self._due)}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:

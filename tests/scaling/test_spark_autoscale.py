@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from scaling.spark import SparkExecutorAdaptor, autoscale
+from scaling.spark.deciders import LocalDecider
 from simulator.spark.stream_source import VolumeSource
 from tests.spark_cluster import local_cluster, wait_for
 
@@ -108,3 +109,63 @@ def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
     assert committed > 0
     assert written["rows"] == written["ids"] == committed  # every id once
     assert written["top"] == committed - 1  # ids 0 .. committed - 1: none missing
+
+
+def test_a_source_that_falls_behind_feeds_its_backlog_and_the_executors_follow(
+    cluster: SparkSession, tmp_path: Path
+) -> None:
+    start = SparkExecutorAdaptor(cluster, min_executors=1, max_executors=3)
+    # After the test above one executor runs (its last removal may still be under way); on
+    # its own, this test starts from the cluster's three.
+    if not wait_for(lambda: start.current() == 1, timeout=20.0):
+        start.resize(1)
+    assert wait_for(lambda: start.current() == 1, timeout=30.0)
+    # 150 rows/s fall due, a batch reads at most 60: the query reports 60 rows/s in, one
+    # executor's worth, and falls 90 rows/s further behind. Only the backlog, as the source's
+    # latestOffset less its endOffset, can tell the Scaler that one executor is not enough.
+    control = tmp_path / "rate"
+    _set_rate(control, 150.0)
+    spec = {
+        "filter": {"name": "moving_median", "w": 3},
+        "policy": {"capacity": 100.0, "min_operators": 1, "max_operators": 3, "catch_up": 30.0},
+    }
+    listener = autoscale(cluster, spec, query="behind")
+    adaptor, decider = listener.executors, listener.decider
+    assert isinstance(decider, LocalDecider)
+    cluster.dataSource.register(VolumeSource)
+    output = tmp_path / "rows"
+    query = (
+        cluster.readStream.format("steadyscale-volume")
+        .option("control", str(control))
+        .option("max_rows_per_batch", "60")
+        .load()
+        .writeStream.queryName("behind")
+        .format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    try:
+        # Decided by this listener (not executors of the cluster's start still leaving).
+        assert wait_for(
+            lambda: (listener.target or 0) >= 2 and adaptor.current() >= 2, timeout=120.0
+        ), list(listener.errors)
+        last = decider.last
+        assert last is not None and last.backlog is not None and last.backlog > 1000.0
+        assert last.volume < 100.0 and last.running is not None  # one executor's worth in
+        assert query.isActive and query.exception() is None
+    finally:
+        query.stop()
+        cluster.streams.removeListener(listener)
+        listener.close()
+
+    assert not listener.errors
+    end = query.lastProgress["sources"][0]["endOffset"]
+    committed = int(json.loads(end)["rows"] if isinstance(end, str) else end)
+    written = (
+        cluster.read.parquet(str(output))
+        .agg(F.count("id").alias("rows"), F.countDistinct("id").alias("ids"))
+        .first()
+    )
+    assert committed > 0 and written["rows"] == written["ids"] == committed  # every id once

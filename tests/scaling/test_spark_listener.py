@@ -292,3 +292,24 @@ def test_a_batch_starts_from_the_executors_actually_running() -> None:
     assert decider.last is not None
     # Each decision starts from the 1 executor that runs, not from the 3 asked for before.
     assert (decider.last.running, decider.last.previous, decider.last.operators) == (1, 1, 3)
+
+
+def test_a_source_reporting_its_latest_offset_is_behind_by_latest_less_end() -> None:
+    from types import SimpleNamespace
+
+    from scaling.spark.listener import _backlog
+
+    volume = SimpleNamespace(metrics={}, endOffset='{"rows": 160}', latestOffset='{"rows": 300}')
+    kafka = SimpleNamespace(  # without the lag metric, the offsets per partition
+        metrics=None,
+        endOffset='{"t": {"0": 100, "1": 50}}',
+        latestOffset='{"t": {"0": 130, "1": 50, "2": 7}}',
+    )
+    assert _backlog([volume]) == 140.0 and _backlog([volume, kafka]) == 170.0
+    # The lag metric, where given, is what counts; a source that says neither adds nothing.
+    measured = SimpleNamespace(**{**vars(kafka), "metrics": {"avgOffsetsBehindLatest": "4.0"}})
+    assert _backlog([measured]) == 8.0  # 4 x 2 partitions, not 30
+    silent = SimpleNamespace(metrics={}, endOffset='{"rows": 9}', latestOffset=None)
+    assert _backlog([silent]) is None and _backlog([silent, volume]) == 140.0
+    caught_up = SimpleNamespace(metrics={}, endOffset='{"rows": 9}', latestOffset='{"rows": 9}')
+    assert _backlog([caught_up]) == 0.0

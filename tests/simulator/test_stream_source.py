@@ -85,3 +85,24 @@ def test_partitions_cover_each_row_once_and_read_yields_them() -> None:
 def test_bad_options_are_refused(options: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         VolumeReader(options)
+
+
+def test_a_batch_reads_at_most_max_rows_and_the_rest_is_reported_due(clock: Clock) -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+    reader = VolumeReader({"schedule": "100:60", "max_rows_per_batch": "80"})
+    assert reader.getDefaultReadLimit() == ReadMaxRows(80)
+    clock.now += 2.0  # 200 due
+    assert reader.latestOffset({"rows": 0}, ReadMaxRows(80)) == {"rows": 80}
+    assert reader.reportLatestOffset() == {"rows": 200}  # 120 behind
+    clock.now += 1.0  # 300 due
+    assert reader.latestOffset({"rows": 80}, ReadMaxRows(80)) == {"rows": 160}
+    # A trigger that asks for everything (Trigger.AvailableNow) gets everything.
+    assert reader.latestOffset({"rows": 160}, ReadAllAvailable()) == {"rows": 300}
+    assert VolumeReader({"schedule": "1:1"}).getDefaultReadLimit() == ReadAllAvailable()
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+def test_a_bad_row_limit_is_refused_naming_it(value: str) -> None:
+    with pytest.raises(ValueError, match=f"max_rows_per_batch={value} are not allowed"):
+        VolumeReader({"schedule": "1:1", "max_rows_per_batch": value})
