@@ -48,8 +48,8 @@ class KnownLoad:
     ``restart_noise=False`` sizes operations for the backlog and the restart without the noise
     that arrives meanwhile (``ThresholdPolicy.recovery`` with no noise).
 
-    >>> oracle = KnownLoad(np.full(600, 400.0), 0.0, capacity=50.0, pause=8.0, max_operators=20)
-    >>> oracle.decide(Observation(1.0, 1.0, 4, 0.0, 0.0, 50.0, 0.0, 0.0, 0.0, 0.0))
+    >>> known = KnownLoad(np.full(600, 400.0), 0.0, capacity=50.0, pause=8.0, max_operators=20)
+    >>> known.decide(Observation(1.0, 1.0, 4, 0.0, 0.0, 50.0, 0.0, 0.0, 0.0, 0.0))
     8
     >>> KnownLoad(np.full(600, 400.0), 0.0, 50.0, 8.0, 20, headroom=60.0).wanted(0, 10.0)
     10

@@ -146,7 +146,8 @@ def clipped_moments(trend: np.ndarray, sigma: float) -> tuple[np.ndarray, np.nda
 
     With :math:`a = s/σ`: mean :math:`s Φ(a) + σ φ(a)`, second moment
     :math:`(s^2 + σ^2) Φ(a) + s σ φ(a)` (the normal censored at 0). What the load of a noisy
-    workload is, second by second, to whoever knows its trend and its noise (the oracle).
+    workload is, second by second, to whoever knows its trend and its noise
+    (``simulator.experiments.known_load``).
 
     >>> mean, std = clipped_moments(np.array([350.0, 1e6]), 700.0)
     >>> print([round(float(m)) for m in mean], round(float(std[1])))

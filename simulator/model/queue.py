@@ -38,8 +38,8 @@ operation: it takes effect at the start of the first step at or after the decisi
 count re-targets it and leaves its due time alone (the provisioning under way goes on, as a
 Kubernetes Deployment's new pods keep starting when its replica count changes again), and
 deciding the running count cancels it. So a policy that asks again every interval is not
-postponed, and one that changes its mind every interval still lands an operation every
-``delay`` seconds: its indecision is not free. When a target takes effect the running count
+postponed, and one that changes its mind every interval still lands what it wants when the
+delay is up: its indecision is not free. When a target takes effect the running count
 jumps to it: one scaling operation, however many instances it adds or removes, and a pause of
 ``pause`` seconds starts during which the stage processes nothing (an operation during a pause
 restarts it). (Until this rule, a decision for another count restarted the delay, and a policy
