@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
 
-from scaling.spark import SparkExecutorAdaptor, autoscale
+from scaling.spark import ScalingListener, SparkExecutorAdaptor, autoscale
 from scaling.spark.deciders import LocalDecider
 from simulator.spark.stream_source import VolumeSource
 from tests.spark_cluster import local_cluster, wait_for
@@ -34,6 +36,57 @@ def _set_rate(control: Path, rate: float) -> None:
     staged = control.with_suffix(".tmp")
     staged.write_text(f"{rate}\n", encoding="utf-8")
     os.replace(staged, control)  # the source never reads a half-written file
+
+
+def _start_query(
+    cluster: SparkSession, name: str, control: Path, folder: Path, **options: str
+) -> StreamingQuery:
+    """A query reading ``steadyscale-volume`` at the rate in ``control`` (and ``options``),
+    writing Parquet under ``folder / "rows"`` every second."""
+    cluster.dataSource.register(VolumeSource)
+    reader = cluster.readStream.format("steadyscale-volume").option("control", str(control))
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return (
+        reader.load()
+        .writeStream.queryName(name)
+        .format("parquet")
+        .option("path", str(folder / "rows"))
+        .option("checkpointLocation", str(folder / "checkpoint"))
+        .trigger(processingTime="1 second")
+        .start()
+    )
+
+
+@contextmanager
+def _stopped_after(
+    cluster: SparkSession, listener: ScalingListener, query: StreamingQuery
+) -> Iterator[None]:
+    """Stop the query and detach and close the listener when the block ends, however."""
+    try:
+        yield
+    finally:
+        query.stop()
+        cluster.streams.removeListener(listener)
+        listener.close()
+
+
+def _written(cluster: SparkSession, query: StreamingQuery, folder: Path) -> tuple[int, Row]:
+    """The rows the query committed (its source's last end offset) and what the Parquet files
+    hold: ``rows``, distinct ``ids`` and the ``top`` id."""
+    end = query.lastProgress["sources"][0]["endOffset"]
+    committed = int(end if isinstance(end, int) else json.loads(end)["rows"])
+    written = (
+        cluster.read.parquet(str(folder / "rows"))
+        .agg(
+            F.count("id").alias("rows"),
+            F.countDistinct("id").alias("ids"),
+            F.max("id").alias("top"),
+        )
+        .first()
+    )
+    assert written is not None
+    return committed, written
 
 
 def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
@@ -54,20 +107,8 @@ def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
     }
     listener = autoscale(cluster, spec, query="volume")  # what the README tells users
     adaptor = listener.executors
-    cluster.dataSource.register(VolumeSource)
-    output = tmp_path / "rows"
-    query = (
-        cluster.readStream.format("steadyscale-volume")
-        .option("control", str(control))
-        .load()
-        .writeStream.queryName("volume")
-        .format("parquet")
-        .option("path", str(output))
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(processingTime="1 second")
-        .start()
-    )
-    try:
+    query = _start_query(cluster, "volume", control, tmp_path)
+    with _stopped_after(cluster, listener, query):
         assert wait_for(lambda: listener.samples >= 5, timeout=60.0), listener.errors
         assert listener.target in (None, 1) and adaptor.current() == 1
 
@@ -84,10 +125,6 @@ def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
         )
         assert wait_for(lambda: (query.lastProgress or {}).get("batchId", 0) > 0, 10.0)
         assert query.isActive and query.exception() is None
-    finally:
-        query.stop()
-        cluster.streams.removeListener(listener)
-        listener.close()
 
     assert not listener.errors
     counts = [count for _, count in listener.targets]
@@ -95,17 +132,7 @@ def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
     assert counts[0] == 1 and counts[-1] == 1
     assert counts[: peak + 1] == sorted(counts[: peak + 1])
     assert counts[peak:] == sorted(counts[peak:], reverse=True)
-    end = query.lastProgress["sources"][0]["endOffset"]
-    committed = int(end if isinstance(end, int) else json.loads(end)["rows"])
-    written = (
-        cluster.read.parquet(str(output))
-        .agg(
-            F.count("id").alias("rows"),
-            F.countDistinct("id").alias("ids"),
-            F.max("id").alias("top"),
-        )
-        .first()
-    )
+    committed, written = _written(cluster, query, tmp_path)
     assert committed > 0
     assert written["rows"] == written["ids"] == committed  # every id once
     assert written["top"] == committed - 1  # ids 0 .. committed - 1: none missing
@@ -132,21 +159,8 @@ def test_a_source_that_falls_behind_feeds_its_backlog_and_the_executors_follow(
     listener = autoscale(cluster, spec, query="behind")
     adaptor, decider = listener.executors, listener.decider
     assert isinstance(decider, LocalDecider)
-    cluster.dataSource.register(VolumeSource)
-    output = tmp_path / "rows"
-    query = (
-        cluster.readStream.format("steadyscale-volume")
-        .option("control", str(control))
-        .option("max_rows_per_batch", "60")
-        .load()
-        .writeStream.queryName("behind")
-        .format("parquet")
-        .option("path", str(output))
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(processingTime="1 second")
-        .start()
-    )
-    try:
+    query = _start_query(cluster, "behind", control, tmp_path, max_rows_per_batch="60")
+    with _stopped_after(cluster, listener, query):
         # Decided by this listener (not executors of the cluster's start still leaving).
         assert wait_for(
             lambda: (listener.target or 0) >= 2 and adaptor.current() >= 2, timeout=120.0
@@ -155,17 +169,8 @@ def test_a_source_that_falls_behind_feeds_its_backlog_and_the_executors_follow(
         assert last is not None and last.backlog is not None and last.backlog > 1000.0
         assert last.volume < 100.0 and last.running is not None  # one executor's worth in
         assert query.isActive and query.exception() is None
-    finally:
-        query.stop()
-        cluster.streams.removeListener(listener)
-        listener.close()
 
     assert not listener.errors
-    end = query.lastProgress["sources"][0]["endOffset"]
-    committed = int(json.loads(end)["rows"] if isinstance(end, str) else end)
-    written = (
-        cluster.read.parquet(str(output))
-        .agg(F.count("id").alias("rows"), F.countDistinct("id").alias("ids"))
-        .first()
-    )
+    committed, written = _written(cluster, query, tmp_path)
     assert committed > 0 and written["rows"] == written["ids"] == committed  # every id once
+    assert written["top"] == committed - 1  # none missing
