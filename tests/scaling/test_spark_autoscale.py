@@ -90,7 +90,7 @@ def _check_written(cluster: SparkSession, query: StreamingQuery, folder: Path) -
 
 def _unlike(rows: DataFrame, committed: int, written: Row, folder: Path) -> str:
     """What the sink holds against the ``committed`` ids: counts, doubled ids by file, the
-    ranges missing and the sink's committed batches."""
+    first ids missing and the last batches in the sink's metadata log."""
     doubled = rows.groupBy("id").count().where("count > 1").select("id")
     by_file = (
         rows.withColumn("file", F.input_file_name())  # before the join: one source
