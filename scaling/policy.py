@@ -19,6 +19,11 @@ CATCH_UP = 300.0
 # restart itself piles one up (processing stops while operators move), which the new count
 # drains; acting on it scales again and restarts again (FLINK-31318, keda#5008).
 QUIET = 60.0
+# Weight of a volume sample within the quiet period: 1, used as any other. The arrival rate a
+# broker reports (consumer lag's growth, a queue's put rate) is not distorted by a restart; a
+# rate the job measures itself (a source reading its backlog in one burst) may be: 0 ignores
+# such samples, a weight between down-weights them.
+QUIET_WEIGHT = 1.0
 # Queueing delay, seconds, that the headroom of a job reporting its backlog keeps the noise
 # under: the SLO example of seed 002 (§5.3) and the latency bound of its threshold rule.
 LATENCY = 10.0
@@ -76,6 +81,11 @@ class ThresholdPolicy:
     quiet
         Seconds after each scaling operation during which a sample that reports a backlog
         neither scales up for that backlog nor scales down, a number >= 0 (default 60).
+    quiet_weight
+        Weight of a volume sample taken within ``quiet`` seconds after a scaling operation, a
+        number in [0, 1] (``quiet_volume``): 1 (the default) filters it as any other sample, 0
+        ignores it (the filtered level holds), a weight between down-weights it. For a job
+        whose own rate measurement a restart distorts.
     catch_up
         Seconds in which a reported backlog should be drained, a number > 0 (default 300, the
         catch-up duration of the Flink autoscaler's documented examples), or ``None`` to ignore
@@ -114,6 +124,7 @@ class ThresholdPolicy:
         latency: float | None = LATENCY,
         lead: float = LEAD,
         restart: float = RESTART,
+        quiet_weight: float = QUIET_WEIGHT,
     ) -> None:
         owner = type(self).__name__
         check_number(owner, "capacity", capacity, minimum=0, exclusive_minimum=True)
@@ -126,6 +137,7 @@ class ThresholdPolicy:
         if catch_up is not None:
             check_number(owner, "catch_up", catch_up, minimum=0, exclusive_minimum=True)
         check_number(owner, "quiet", quiet, minimum=0)
+        check_number(owner, "quiet_weight", quiet_weight, minimum=0, maximum=1)
         if latency is not None:
             check_number(owner, "latency", latency, minimum=0, exclusive_minimum=True)
         check_number(owner, "lead", lead, minimum=0)
@@ -136,6 +148,7 @@ class ThresholdPolicy:
         self.utilisation = float(utilisation)
         self.catch_up = None if catch_up is None else float(catch_up)
         self.quiet = float(quiet)
+        self.quiet_weight = float(quiet_weight)
         self.latency = None if latency is None else float(latency)
         self.lead = float(lead)
         self.restart = float(restart)
@@ -297,6 +310,26 @@ class ThresholdPolicy:
             return math.inf
         return max(self.latency - restart, 0.0) * operators * self.capacity
 
+    def quiet_volume(self, volume: float, level: float | None, since: float | None) -> float | None:
+        """What the filter is given of a sample ``volume`` taken ``since`` seconds after the last
+        scaling operation, when the filtered ``level`` was ``level``: ``None`` to ignore it.
+
+        Within the ``quiet`` period the sample counts for ``quiet_weight``: the filter sees the
+        level moved that share of the way to it (all of it at 1; at 0 the sample is ignored).
+        Outside it, after no operation yet, or with no level yet, the sample itself.
+
+        >>> policy = ThresholdPolicy(capacity=50.0, quiet_weight=0.25)
+        >>> policy.quiet_volume(900.0, 500.0, since=10.0), policy.quiet_volume(900.0, 500.0, 60.0)
+        (600.0, 900.0)
+        >>> ThresholdPolicy(capacity=50.0, quiet_weight=0).quiet_volume(900.0, 500.0, 10.0) is None
+        True
+        """
+        if level is None or since is None or since >= self.quiet:
+            return volume
+        if self.quiet_weight == 0.0:
+            return None
+        return level + self.quiet_weight * (volume - level)
+
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (tuples/s, finite), within the bounds."""
         check_number(type(self).__name__, "volume", volume)
@@ -336,6 +369,8 @@ class ThresholdPolicy:
             spec["lead"] = self.lead
         if self.restart != RESTART:
             spec["restart"] = self.restart
+        if self.quiet_weight != QUIET_WEIGHT:
+            spec["quiet_weight"] = self.quiet_weight
         return spec
 
     def __eq__(self, other: object) -> bool:

@@ -9,10 +9,13 @@ lands, ``landing_backlog``; the level of a scale-down, ``sizing_level``), how bi
 operation must be and when it should wait for the backlog to fall (``queue_target``,
 ``held_for_restart``), how far apart scale-downs are when every restart is late by itself
 (``spaced_scale_down``), what to ask for while a decision has not landed (``awaiting``), and
-how the demand is made up, for a decision's reason (``demand_terms``).
+how the demand is made up, for a decision's reason (``demand_terms``), and the level's slope
+that the demand looks ahead along (``smoothed_slope``).
 """
 
 from __future__ import annotations
+
+import math
 
 from scaling.policy import ThresholdPolicy
 
@@ -22,6 +25,20 @@ RESTARTING = 0.5
 # latency (every operation then late by itself): Kubernetes' default scale-down stabilisation
 # window (--horizontal-pod-autoscaler-downscale-stabilization, 5 minutes).
 SPACING = 300.0
+# Seconds over which the slope of the filtered volume is smoothed: a changepoint level moves in
+# steps, and a ramp shows as several of them within a minute.
+SLOPE_MEMORY = 60.0
+
+
+def smoothed_slope(slope: float, change: float, elapsed: float) -> float:
+    """The level's slope, tuples/s per second, once the level moved by ``change`` in
+    ``elapsed`` seconds: its rates of change smoothed over ``SLOPE_MEMORY`` seconds.
+
+    >>> round(smoothed_slope(0.0, 60.0, 60.0), 3), smoothed_slope(2.0, 5.0, 1e-15)  # no weight
+    (0.632, 2.0)
+    """
+    weight = 1.0 - math.exp(-elapsed / SLOPE_MEMORY)  # 0 under 7e-15 s: no slope to take
+    return slope + weight * (change / elapsed - slope) if weight > 0.0 else slope
 
 
 def restarting(operators: int, capacity: float, backlog: float, processed: float | None) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,13 +19,11 @@ from scaling.queue import (
     operation_basis,
     queue_target,
     settling,
+    smoothed_slope,
 )
 from scaling.scaler_state import checked
 
 _SPEC_KEYS = {"filter", "policy", "guards"}
-# Seconds over which the slope of the filtered volume is smoothed: a changepoint level moves in
-# steps, and a ramp shows as several of them within a minute.
-SLOPE_MEMORY = 60.0
 
 
 def default_spec(capacity: float) -> dict[str, Any]:
@@ -54,10 +51,11 @@ class Scaler:
 
     1. refuses a ``volume`` that is not a finite number >= 0, or a ``t`` that is not a finite
        number greater than the previous ``t`` (``ValueError``, and nothing changes);
-    2. filters it, ``filtered = filter.update(volume)``;
+    2. filters it, ``filtered = filter.update(volume)`` (within the quiet period after an
+       operation, with the policy's ``quiet_weight``: ``ThresholdPolicy.quiet_volume``);
     3. asks the policy, ``target = policy.needed(policy.demand(filtered, ...))``: for a sample
        that reports a ``backlog`` (a queue), the demand also looks ahead along the filtered
-       volume's slope (smoothed over ``SLOPE_MEMORY`` seconds), adds the headroom for the
+       volume's slope (smoothed over ``scaling.queue.SLOPE_MEMORY`` s), adds the headroom for the
        filter's own noise estimate (``sigma``, where the filter has one) and the restart time
        measured from the reports, and drains the backlog (``ThresholdPolicy.demand``); a
        volume-only sample asks for ``policy.needed(filtered)``, the paper's threshold;
@@ -136,7 +134,7 @@ class Scaler:
         self._last_t: float | None = None
         self._changed_at: float | None = None  # t of the last change of the running count
         self._filtered: float | None = None  # the last filtered volume
-        self._slope = 0.0  # its rate of change, tuples/s per second, smoothed over SLOPE_MEMORY
+        self._slope = 0.0  # its rate of change, tuples/s per second, smoothed over a minute
         # Longest seen from a change of the running count until processing resumed, s; None
         # until an operation has been watched (the policy's assumed ``restart`` stands in).
         self._restart: float | None = None
@@ -185,14 +183,6 @@ class Scaler:
         if self._last_t is not None and not t > self._last_t:
             reject("Scaler", "t", t, f"t must be greater than the previous t={self._last_t!r}")
         volume, t = float(volume), float(t)
-        filtered = self.filter.update(volume)
-        spread = self.filter.spread
-        if self._filtered is not None and self._last_t is not None:
-            elapsed = t - self._last_t
-            weight = 1.0 - math.exp(-elapsed / SLOPE_MEMORY)  # 0 under 7e-15 s: no slope
-            if weight > 0.0:
-                self._slope += weight * ((filtered - self._filtered) / elapsed - self._slope)
-        self._filtered = filtered
         previous = self._operators if running is None else int(running)
         first = self._last_t is None
         # What runs changed: from when it shows or, for the decided count landing late, from the
@@ -213,10 +203,14 @@ class Scaler:
         self._running = None if running is None else previous
         if backlog is not None and first:
             self._started_at = t  # the Scaler has not seen how long this queue has run
+        filtered = self._filter(volume, t)
+        spread = self.filter.spread
         policy = self.policy
         queue: dict[str, Any] = {}
         quiet = False
-        since = self._since(t)
+        # Seconds since the running count last changed or a queue's first sample, if any.
+        marks = [mark for mark in (self._changed_at, self._started_at) if mark is not None]
+        since = t - max(marks) if marks else None
         if backlog is not None:
             # A restart is measured once the decided count runs: before it lands the old count
             # processes as ever, which says nothing of what a restart stops.
@@ -298,10 +292,16 @@ class Scaler:
         policy's assumed ``restart`` until the Scaler has watched an operation."""
         return self.policy.restart if self._restart is None else self._restart
 
-    def _since(self, t: float) -> float | None:
-        """Seconds since the running count last changed or a queue's first sample, if any."""
-        marks = [mark for mark in (self._changed_at, self._started_at) if mark is not None]
-        return t - max(marks) if marks else None
+    def _filter(self, volume: float, t: float) -> float:
+        """The level after a sample, as much of it as ``policy.quiet_volume`` gives; the slope."""
+        level, since = self._filtered, None if self._changed_at is None else t - self._changed_at
+        sample = self.policy.quiet_volume(volume, level, since)
+        filtered = level if sample is None else self.filter.update(sample)
+        assert filtered is not None  # a sample is only ignored once there is a level
+        if level is not None and self._last_t is not None:
+            self._slope = smoothed_slope(self._slope, filtered - level, t - self._last_t)
+        self._filtered = filtered
+        return filtered
 
     @property
     def spec(self) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 
 from filters import available_filters
 from scaling import available_guards
-from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, RESTART
+from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART
 from service.bounds import (
     MAX_ABS_T,
     MAX_BACKLOG,
@@ -127,6 +127,13 @@ class PolicySpec(BaseModel):
         0.0,
         "Seconds a scaling operation is assumed to stop processing until one has been "
         "measured from the samples' running and processed counts.",
+    )
+    quiet_weight: Annotated[float, bounded("quiet_weight", 0.0, 1.0, "a weight")] = Field(
+        default=QUIET_WEIGHT,
+        ge=0.0,
+        le=1.0,
+        description="Weight of a volume sample within the quiet period after a scaling "
+        "operation: 1 uses it as any other, 0 ignores it, between down-weights it.",
     )
 
 

@@ -131,3 +131,31 @@ def test_new_settings_appear_in_the_spec_only_when_not_default() -> None:
         ThresholdPolicy(capacity=50.0, latency=0.0)
     with pytest.raises(ValueError, match="lead=-1.0 is not allowed"):
         ThresholdPolicy(capacity=50.0, lead=-1.0)
+
+
+def test_quiet_weight_is_a_share_from_0_to_1_kept_in_the_spec_when_not_1() -> None:
+    assert "quiet_weight" not in ThresholdPolicy(capacity=50.0).spec
+    halved = ThresholdPolicy(capacity=50.0, quiet_weight=0.5)
+    assert halved.spec["quiet_weight"] == 0.5 and ThresholdPolicy(**halved.spec) == halved
+    for value in (-0.1, 1.5, float("nan"), "0.5"):
+        with pytest.raises(ValueError, match=f"quiet_weight={value!r} is not allowed"):
+            ThresholdPolicy(capacity=50.0, quiet_weight=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("weight", "since", "expected"),
+    [
+        (0.5, 0.0, 700.0),  # right after the operation: half-way from the level
+        (0.5, 59.9, 700.0),
+        (0.5, 60.0, 900.0),  # the quiet period is over: the sample itself
+        (0.5, None, 900.0),  # no operation yet
+        (1.0, 10.0, 900.0),  # the default: used as any other sample
+        (0.0, 10.0, None),  # ignored
+    ],
+)
+def test_a_volume_within_the_quiet_period_counts_for_its_weight(
+    weight: float, since: float | None, expected: float | None
+) -> None:
+    policy = ThresholdPolicy(capacity=50.0, quiet_weight=weight)  # quiet 60 s
+    assert policy.quiet_volume(900.0, 500.0, since) == expected
+    assert policy.quiet_volume(900.0, None, since) == 900.0  # no level yet: never ignored

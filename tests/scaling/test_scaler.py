@@ -535,3 +535,38 @@ def test_samples_a_denormal_time_apart_leave_the_state_finite() -> None:
     scaler.observe(400.0, 1.0, backlog=0.0)
     json.dumps(scaler.state_dict(), allow_nan=False)  # raises on NaN or infinity
     assert math.isfinite(scaler.state_dict()["slope"])
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.25, 1.0])
+def test_a_volume_right_after_a_scaling_operation_counts_for_the_quiet_weight(
+    weight: float,
+) -> None:
+    # A rate the job measures itself can read a burst right after a restart (a source reading
+    # what piled up); within the quiet period it counts for quiet_weight, volume-only too.
+    policy = ThresholdPolicy(capacity=50.0, quiet=30.0, quiet_weight=weight)
+    scaler = Scaler(make_filter("raw"), policy, operators=6)
+    assert scaler.observe(300.0, 0.0).filtered == 300.0  # the first sample: taken whole
+    assert scaler.observe(290.0, 5.0).filtered == 290.0  # no operation yet: taken whole
+    assert scaler.observe(350.0, 10.0).operators == 7  # an operation at t = 10
+    burst = scaler.observe(1100.0, 15.0)
+    assert burst.filtered == pytest.approx(350.0 + weight * 750.0)
+    assert burst.operators == policy.needed(burst.filtered)
+    restored = Scaler(make_filter("raw"), policy)
+    restored.load_state_dict(json.loads(json.dumps(scaler.state_dict())))
+    # Within the quiet period: the restored Scaler weighs a sample as the original would.
+    later = restored.observe(700.0, 24.0)
+    assert later.filtered == pytest.approx(burst.filtered + weight * (700.0 - burst.filtered))
+    over = restored.state_dict()["changed_at"] + 30.0
+    assert restored.observe(640.0, over).filtered == 640.0  # 30 s on: the sample itself
+
+
+def test_an_ignored_volume_holds_the_level_and_its_slope_decays() -> None:
+    policy = ThresholdPolicy(capacity=50.0, quiet=30.0, quiet_weight=0.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=6)
+    for t, volume in [(0.0, 300.0), (10.0, 300.0), (20.0, 400.0)]:  # an operation at t = 20
+        scaler.observe(volume, t)
+    slope = scaler.state_dict()["slope"]
+    assert slope > 0.0 and scaler.state_dict()["changed_at"] == 20.0
+    held = scaler.observe(5000.0, 21.0)
+    assert (held.filtered, held.operators) == (400.0, 8)  # the level at t = 20
+    assert 0.0 < scaler.state_dict()["slope"] < slope  # the level did not rise in that second
