@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.compare_knobs                        # as the run has it
     .venv/bin/python -m benchmarks.compare_knobs --set restart=0 --set restart=15
+    .venv/bin/python -m benchmarks.compare_knobs --set 'volume="processed",quiet_weight=0'
     .venv/bin/python -m benchmarks.compare_knobs --out DIR --seed 4 --seed 5 --seed 6
     .venv/bin/python -m benchmarks.compare_knobs --hold 1 --hold 2
     .venv/bin/python -m benchmarks.compare_knobs --known-load risk --table
@@ -10,8 +11,9 @@
 This script simulates the ``steadyscale`` row again on the same cells (workloads, traces found
 under ``--traces``, SNR, seeds; ``--pause`` and ``--delay`` must be the run's, 8 s and 0 by
 default), once as it is and once per ``--set name=value`` (a setting of
-``scaling.baselines.ScalerPolicy``: ``restart``, ``latency``, ``quiet``, ``lead``,
-``catch_up``, ``utilisation``), locally and in parallel, and keeps the other policies' stored
+``scaling.baselines.ScalerPolicy``: ``restart``, ``latency``, ``quiet``, ``quiet_weight``,
+``lead``, ``catch_up``, ``utilisation``, ``volume``; the value in JSON; several settings of
+one variant joined by commas), locally and in parallel, and keeps the other policies' stored
 rows. For each variant it prints, from this run:
 
 * the cells where the default is the cheapest or inside the cheapest's 95 % interval, at 5 and
@@ -46,6 +48,7 @@ import argparse
 import csv
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -69,6 +72,16 @@ from simulator.model.queue import QueueConfig
 REFERENCE = "reference"  # the label of a held count's or a known load's rows among the run's
 
 TEXT = ("policy", "family", "policy_spec", "workload", "definition")
+
+
+def variant(item: str) -> dict[str, Any]:
+    """The settings of one ``--set``: ``NAME=VALUE`` pairs joined by commas, values in JSON.
+
+    >>> variant('volume="processed",quiet_weight=0.5')
+    {'volume': 'processed', 'quiet_weight': 0.5}
+    """
+    pairs = (pair.partition("=") for pair in re.split(r",(?=\w+=)", item))
+    return {name: json.loads(value) for name, _, value in pairs}
 
 
 def stored_runs(folder: Path) -> list[dict[str, Any]]:
@@ -286,9 +299,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         runs = [run for run in runs if int(run["seed"]) in args.seed]
     others = [run for run in runs if run["policy"] != DEFAULT_POLICY]
     variants: list[dict[str, Any]] = [{}]
-    for item in args.set:
-        name, _, value = item.partition("=")
-        variants.append({name: json.loads(value)})
+    variants += [variant(item) for item in args.set]
     with ProcessPoolExecutor(args.workers) as pool:
         for settings in variants:
             cells = default_cells(runs, settings, args.traces, args.pause, args.delay)

@@ -19,10 +19,11 @@ CATCH_UP = 300.0
 # restart itself piles one up (processing stops while operators move), which the new count
 # drains; acting on it scales again and restarts again (FLINK-31318, keda#5008).
 QUIET = 60.0
-# Weight of a volume sample within the quiet period: 1, used as any other. The arrival rate a
-# broker reports (consumer lag's growth, a queue's put rate) is not distorted by a restart; a
-# rate the job measures itself (a source reading its backlog in one burst) may be: 0 ignores
-# such samples, a weight between down-weights them.
+# Weight of a volume sample within the quiet period: 1, used as any other. 0 ignores it, as the
+# Flink autoscaler's stabilisation interval and KEDA's initialCooldownPeriod ignore every
+# metric; on the compare grid that leaves the count blind to a rise for a minute after each
+# operation and costs SLA seconds, even when the volume is a rate the job measures itself and
+# a restart distorts (docs/baselines.md).
 QUIET_WEIGHT = 1.0
 # Queueing delay, seconds, that the headroom of a job reporting its backlog keeps the noise
 # under: the SLO example of seed 002 (§5.3) and the latency bound of its threshold rule.
@@ -84,8 +85,7 @@ class ThresholdPolicy:
     quiet_weight
         Weight of a volume sample taken within ``quiet`` seconds after a scaling operation, a
         number in [0, 1] (``quiet_volume``): 1 (the default) filters it as any other sample, 0
-        ignores it (the filtered level holds), a weight between down-weights it. For a job
-        whose own rate measurement a restart distorts.
+        ignores it (the filtered level holds), a weight between down-weights it.
     catch_up
         Seconds in which a reported backlog should be drained, a number > 0 (default 300, the
         catch-up duration of the Flink autoscaler's documented examples), or ``None`` to ignore

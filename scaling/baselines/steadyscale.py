@@ -10,6 +10,9 @@ from scaling.baselines.observation import Observation
 from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART
 from scaling.scaler import Scaler
 
+# What the Scaler may be fed as the volume, and the observation that holds it.
+VOLUMES = {"arrival": "arrival_rate", "processed": "processed_rate"}
+
 
 class ScalerPolicy(Configurable):
     """A ``Scaler`` (denoiser + threshold policy + guards) behind the baselines' interface.
@@ -35,6 +38,11 @@ class ScalerPolicy(Configurable):
         Seconds between two samples and decisions (> 0).
     reported
         Whether the Scaler is told the backlog, running count and processed rate.
+    volume
+        What the Scaler is fed as the volume: ``"arrival"`` (the default), the arrival rate, as
+        a broker reports it (consumer lag's growth, a queue's put rate), which a restart does
+        not distort; or ``"processed"``, the rate the job processed, as a job measuring its own
+        input reports it: none while it restarts, its whole capacity while it catches up.
 
     >>> from scaling.baselines import Observation
     >>> policy = ScalerPolicy("raw", capacity=50.0)
@@ -63,6 +71,7 @@ class ScalerPolicy(Configurable):
         restart: float = RESTART,
         quiet_weight: float = QUIET_WEIGHT,
         reported: bool = False,
+        volume: str = "arrival",
     ) -> None:
         policy: dict[str, Any] = {"capacity": capacity, "min_operators": min_operators}
         policy |= {"max_operators": max_operators, "utilisation": utilisation}
@@ -79,15 +88,19 @@ class ScalerPolicy(Configurable):
             reject(self.name, "interval", interval, "interval must be > 0")
         self.interval = float(interval)
         self.reported = bool(reported)
+        if volume not in VOLUMES:
+            reject(self.name, "volume", volume, f"volume must be one of {list(VOLUMES)}")
+        self.volume = volume
         self._scaler: Scaler | None = None
 
     def decide(self, observation: Observation) -> int:
         if self._scaler is None:
             self._scaler = Scaler.from_spec(self._spec, operators=observation.operators)
+        volume = getattr(observation, VOLUMES[self.volume])
         if not self.reported:
-            return self._scaler.observe(observation.arrival_rate, observation.t).operators
+            return self._scaler.observe(volume, observation.t).operators
         decision = self._scaler.observe(
-            observation.arrival_rate,
+            volume,
             observation.t,
             backlog=observation.backlog,
             running=observation.operators,
@@ -104,4 +117,6 @@ class ScalerPolicy(Configurable):
             "guards": self._spec["guards"],
             "interval": self.interval,
             "reported": self.reported,
+            # Left out as "arrival", so that the specs of runs stored before it still match.
+            **({} if self.volume == "arrival" else {"volume": self.volume}),
         }

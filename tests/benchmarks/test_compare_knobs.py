@@ -1,4 +1,5 @@
-"""benchmarks.compare_knobs: a held count and a known load as reference points against a run."""
+"""benchmarks.compare_knobs: a held count and a known load as reference points against a run;
+the variants it is asked for."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from benchmarks.compare_knobs import REFERENCE, Hold, hold_run, known_load_run, reference_standing
+from benchmarks.compare_knobs import (
+    REFERENCE,
+    Hold,
+    hold_run,
+    known_load_run,
+    reference_standing,
+    variant,
+)
 from simulator.experiments.compare import CompareCell, baselines, run_compare_cell
 
 
@@ -62,3 +70,11 @@ def test_a_known_load_is_provisioned_ahead_of_the_paper_workloads_ramps() -> Non
     assert noiseless["operator_seconds"] < 0.95 * with_noise["operator_seconds"]
     with pytest.raises(ValueError, match="noiseless-restarts"):
         known_load_run((cell, "risk,quietly"))
+
+
+def test_a_variant_joins_settings_by_commas_with_json_values() -> None:
+    assert variant("restart=15") == {"restart": 15}
+    both = variant('volume="processed",quiet_weight=0.25')
+    assert both == {"volume": "processed", "quiet_weight": 0.25}
+    assert variant('filter={"name": "tvd", "lam": 4}') == {"filter": {"name": "tvd", "lam": 4}}
+    assert variant("guards=[1,2],latency=null") == {"guards": [1, 2], "latency": None}
