@@ -1,13 +1,14 @@
 """Autoscale a Spark Structured Streaming job: progress events in, executor targets out.
 
 ``ScalingListener`` is a ``StreamingQueryListener``. Each progress event of the query it follows
-becomes one ``Sample``: ``t`` (the trigger's start time in epoch seconds), ``volume`` (its
-``inputRowsPerSecond``), ``processed`` (its ``processedRowsPerSecond``) and ``backlog`` (the
+becomes one ``Sample``: ``t`` (the trigger's start time in epoch seconds), ``backlog`` (the
 records its sources are behind, where they say: Kafka's ``avgOffsetsBehindLatest`` times the
-partitions, or a source's ``latestOffset`` less its ``endOffset``); the executors registered
-when a batch of samples is decided are its ``running`` count. An idle event (no new data,
-Spark >= 3.5) is a sample of 0. A ``Decider`` turns samples into an executor count and an
-``Executors`` object applies it:
+partitions, or a source's ``latestOffset`` less its ``endOffset``), ``volume`` (the rate
+records arrived: its ``inputRowsPerSecond``, plus the backlog's growth since the last event
+where the sources report one, ``arrival_rate``) and ``processed`` (its
+``processedRowsPerSecond``); the executors registered when a batch of samples is decided are
+its ``running`` count. An idle event (no new data, Spark >= 3.5) is a sample of 0. A
+``Decider`` turns samples into an executor count and an ``Executors`` object applies it:
 
 * ``LocalDecider``: a ``Scaler`` in the driver;
 * ``ServiceDecider``: a steadyscale service, which keeps the stream's state (and its decision
@@ -89,6 +90,7 @@ class ScalingListener(StreamingQueryListener):
         self.errors: deque[str] = deque(maxlen=20)
         self._followed: str | None = None
         self._last_t: float | None = None
+        self._last_backlog: float | None = None  # that of the last sample, where reported
         self._queue: queue.Queue[Sample | None] = queue.Queue()
         self._pending: deque[Sample] = deque(maxlen=max_pending)
         self._offered = self._handled = 0
@@ -140,7 +142,8 @@ class ScalingListener(StreamingQueryListener):
             return  # the first trigger has no rate yet
         if self._last_t is not None and t <= self._last_t:
             return  # an idle event in the same millisecond as a progress event
-        self._last_t = t
+        volume = arrival_rate(volume, backlog, self._last_backlog, t - (self._last_t or t))
+        self._last_t, self._last_backlog = t, backlog
         with self._progress:
             self._offered += 1
         self._queue.put(Sample(t, float(volume), backlog, None, processed))
@@ -207,6 +210,26 @@ class ScalingListener(StreamingQueryListener):
     def _error(self, message: str) -> None:
         self.errors.append(message)
         logger.warning(message)
+
+
+def arrival_rate(read: float, backlog: float | None, before: float | None, elapsed: float) -> float:
+    """Records/s that arrived over the ``elapsed`` seconds since the last event: the ``read``
+    rate (``inputRowsPerSecond``) plus the growth of the ``backlog`` from ``before``, when both
+    are known.
+
+    A batch reads at most what its source admits (Kafka's ``maxOffsetsPerTrigger``): once the
+    query falls behind, its input rate is that cap however much arrives, and only the backlog's
+    growth tells the rest. Fed the cap, a Scaler sizes for it (on the compare grid, a volume
+    that a saturated job caps costs 1,058 SLA seconds against 42: docs/baselines.md).
+
+    >>> arrival_rate(60.0, backlog=1900.0, before=1000.0, elapsed=10.0)  # 60 read, 90/s more
+    150.0
+    >>> arrival_rate(60.0, None, 1000.0, 10.0), arrival_rate(10.0, 0.0, 500.0, 1.0)
+    (60.0, 0.0)
+    """
+    if backlog is None or before is None or not elapsed > 0.0:
+        return read
+    return max(0.0, read + (backlog - before) / elapsed)
 
 
 def _rate(value: object) -> float | None:

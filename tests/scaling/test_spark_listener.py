@@ -313,3 +313,29 @@ def test_a_source_reporting_its_latest_offset_is_behind_by_latest_less_end() -> 
     assert _backlog([silent]) is None and _backlog([silent, volume]) == 140.0
     caught_up = SimpleNamespace(metrics={}, endOffset='{"rows": 9}', latestOffset='{"rows": 9}')
     assert _backlog([caught_up]) == 0.0
+
+
+def test_the_volume_is_the_rate_read_plus_the_backlogs_growth(listener: ScalingListener) -> None:
+    # A batch reads at most 60 rows/s (maxOffsetsPerTrigger) while 150 arrive: the backlog
+    # grows by 90 rows/s, and the Scaler is fed the 150 that arrive, not the 60 read.
+    def behind(t: float, rate: float, latest: int, end: int) -> Any:
+        event = progress(t, rate)
+        offsets = {"endOffset": f'{{"rows": {end}}}', "latestOffset": f'{{"rows": {latest}}}'}
+        event.progress.sources = [SimpleNamespace(metrics={}, **offsets)]
+        return event
+
+    decider = listener.decider
+    assert isinstance(decider, LocalDecider)
+    fed = []
+    for event in (
+        behind(START, 60.0, latest=1000, end=600),  # no backlog before it: the rate read
+        behind(START + 10, 60.0, latest=2500, end=1200),  # backlog 400 -> 1300 in 10 s
+        progress(START + 20, 60.0),  # reports no backlog: the rate read
+        behind(START + 30, 60.0, latest=4000, end=1800),  # no backlog before it
+        behind(START + 31, 70.0, latest=4000, end=3000),  # drained 1200 in 1 s: none arrived
+    ):
+        listener.onQueryProgress(event)
+        assert listener.wait_idle(5.0) and decider.last is not None
+        fed.append(decider.last.volume)
+    assert fed == [60.0, 150.0, 60.0, 60.0, 0.0]
+    assert decider.last.backlog == 1000.0
