@@ -45,6 +45,10 @@ _LEAST_ALLOWANCE = 0.25
 _CYCLE_SHARE = 0.5
 # Samples kept to restart the level from after a change.
 _RECENT = 64
+# Largest residual kept for the cycle test, in steps of the noise at its window's start / QUANTA
+# (the int32 it is stored in): reached only when the noise grows about 175,000-fold within one
+# window (a stream idle at ~0, then busy), where the window's quantisation is moot anyway.
+_LARGEST_QUANTUM = 2**31 - 1
 
 
 class ChangePoint(Denoiser):
@@ -272,7 +276,10 @@ class ChangePoint(Denoiser):
         residuals = self._cycle_residuals
         if not residuals:
             self._cycle_step = sigma / QUANTA
-        residuals.append(round(z * sigma / self._cycle_step))
+        quantum = round(z * sigma / self._cycle_step)
+        if not -_LARGEST_QUANTUM <= quantum <= _LARGEST_QUANTUM:  # the noise grew ~10^5-fold
+            quantum = _LARGEST_QUANTUM if quantum > 0 else -_LARGEST_QUANTUM
+        residuals.append(quantum)
         if len(residuals) == WINDOW:
             self._cycle_windows, self._cycle = fold(
                 self._cycle_power, self._cycle_windows, residuals, self._cycle_step

@@ -115,6 +115,17 @@ def test_the_level_keeps_up_with_a_ramp() -> None:
     assert abs(np.mean(lags)) < 50.0 / 3
 
 
+def test_noise_that_grows_a_billionfold_within_a_cycle_window_is_followed() -> None:
+    # Found by the service's fuzzing: 2e-170, then 351, then volumes near 10^12. The cycle
+    # test's residuals, in steps of the noise at the window's start, overflowed their int32.
+    changepoint = ChangePoint(resolution=50.0)
+    levels = [changepoint.update(v) for v in (2.2e-170, 351.2, 6.3e11, 7.7e11, 6.6e11, 7e11)]
+    assert all(np.isfinite(levels)) and levels[-1] > 0.0
+    restored = ChangePoint(resolution=50.0)
+    restored.load_state_dict(changepoint.state_dict())
+    assert restored.update(6.8e11) == changepoint.update(6.8e11)
+
+
 def test_the_spread_includes_a_variation_the_level_does_not_follow() -> None:
     # A cycle of +-100 every 48 samples (a day of half-hour samples) under noise of 60: the
     # level is its mean, but the volume is 70 away from it on average, and the spread says
