@@ -29,7 +29,8 @@ QUIET_WEIGHT = 1.0
 # under: the SLO example of seed 002 (§5.3) and the latency bound of its threshold rule.
 LATENCY = 10.0
 # Chance that the noise alone takes the delay over ``latency`` after a restart (ln(1/RISK) =
-# 6.9): one in a thousand, since a second over the SLA may cost tens of operator-seconds.
+# 6.9), by default: one in a thousand, since a second over the SLA may cost tens of
+# operator-seconds. A larger risk buys fewer instances with late seconds (docs/baselines.md).
 RISK = 0.001
 # Seconds looked ahead along the level's slope beyond the restart the Scaler measures: none by
 # default, so that a rising level is provisioned for where it will be when a decision made now
@@ -92,7 +93,7 @@ class ThresholdPolicy:
         backlogs. Only samples that report a backlog are affected.
     latency
         Queueing delay, seconds (> 0, default 10), that the headroom keeps the noise under, with
-        a risk of one in a thousand; ``None``: no headroom for noise.
+        chance ``risk`` of failing; ``None``: no headroom for noise.
     lead
         Seconds (>= 0, default 0) to look ahead along a rising level beyond the restart the
         Scaler measures (e.g. a known provisioning delay that the job does not report); a
@@ -101,6 +102,10 @@ class ThresholdPolicy:
     restart
         Seconds (>= 0) a scaling operation is assumed to stop processing until the Scaler has
         measured one from what the job reports (Flink's ``job.autoscaler.restart.time``).
+    risk
+        Chance, in (0, 1] (default 0.001), that the noise takes the queueing delay over
+        ``latency`` despite the headroom (``headroom``): smaller keeps more capacity spare,
+        larger trades late seconds for instances; 1 plans no headroom for the noise.
 
     Integral floats (``2.0``) are accepted for the counts and stored as ``int``.
 
@@ -125,6 +130,7 @@ class ThresholdPolicy:
         lead: float = LEAD,
         restart: float = RESTART,
         quiet_weight: float = QUIET_WEIGHT,
+        risk: float = RISK,
     ) -> None:
         owner = type(self).__name__
         check_number(owner, "capacity", capacity, minimum=0, exclusive_minimum=True)
@@ -142,6 +148,7 @@ class ThresholdPolicy:
             check_number(owner, "latency", latency, minimum=0, exclusive_minimum=True)
         check_number(owner, "lead", lead, minimum=0)
         check_number(owner, "restart", restart, minimum=0)
+        check_number(owner, "risk", risk, minimum=0, maximum=1, exclusive_minimum=True)
         self.capacity = float(capacity)
         self.min_operators = int(min_operators)
         self.max_operators = None if max_operators is None else int(max_operators)
@@ -152,6 +159,7 @@ class ThresholdPolicy:
         self.latency = None if latency is None else float(latency)
         self.lead = float(lead)
         self.restart = float(restart)
+        self.risk = float(risk)
 
     @classmethod
     def from_settings(cls, settings: object) -> ThresholdPolicy:
@@ -220,12 +228,12 @@ class ThresholdPolicy:
         it found; the delay exceeds :math:`L` = ``latency`` once the backlog reaches
         :math:`L C`. A Brownian motion with drift :math:`-h` and variance :math:`\\sigma^2` per
         second ever climbs by :math:`x` with probability :math:`e^{-2 h x / \\sigma^2}`;
-        setting that to ``RISK`` for :math:`x = L(v + h) - P v - B` gives
+        setting that to ``risk`` for :math:`x = L(v + h) - P v - B` gives
 
-        .. math:: L h^2 + ((L - P) v - B) h = \\sigma^2 \\ln(1/\\text{RISK}) / 2
+        .. math:: L h^2 + ((L - P) v - B) h = \\sigma^2 \\ln(1/\\text{risk}) / 2
 
         whose positive root is returned (with :math:`P = 0`, the stationary tail of the
-        reflected walk, :math:`P(B > LC) = \\text{RISK}`). It grows with the noise's variance,
+        reflected walk, :math:`P(B > LC) = \\text{risk}`). It grows with the noise's variance,
         shrinks with the load (a large stage absorbs the same burst in less time), and covers
         the restart's own backlog (:math:`(P - L) v / L` when :math:`P > L`, even without
         noise). 0 with ``latency=None``.
@@ -236,7 +244,7 @@ class ThresholdPolicy:
         probability over it, :math:`E[e^{-2h(x - Z)/\\sigma^2}] = e^{-2h(x - hP)/\\sigma^2}`,
         leaves :math:`x - hP = (L - P)(v + h) - B` of room:
 
-        .. math:: (L - P) h^2 + ((L - P) v - B) h = \\sigma^2 \\ln(1/\\text{RISK}) / 2
+        .. math:: (L - P) h^2 + ((L - P) v - B) h = \\sigma^2 \\ln(1/\\text{risk}) / 2
 
         (for :math:`P < L`; a restart as long as the latency is late whatever the capacity, and
         the headroom is then the one without that term).
@@ -254,7 +262,7 @@ class ThresholdPolicy:
         if self.latency is None:
             return 0.0
         latency, volume = self.latency, max(volume, 0.0)
-        spread = noise * noise * math.log(1.0 / RISK) / 2.0
+        spread = noise * noise * math.log(1.0 / self.risk) / 2.0
         slack = (latency - restart) * volume - max(backlog, 0.0)
         # The coefficient of h^2: the latency, less the restart when its own noise counts.
         room = latency - restart if restarting and restart < latency else latency
@@ -371,6 +379,8 @@ class ThresholdPolicy:
             spec["restart"] = self.restart
         if self.quiet_weight != QUIET_WEIGHT:
             spec["quiet_weight"] = self.quiet_weight
+        if self.risk != RISK:
+            spec["risk"] = self.risk
         return spec
 
     def __eq__(self, other: object) -> bool:

@@ -20,6 +20,8 @@ MAX_CAPACITY = 1e12
 MAX_OPERATORS = 1_000_000_000
 MAX_BACKLOG = 1e15
 MAX_SECONDS = 1e9
+# The smallest risk a policy may plan for: a headroom for ln(1/risk) = 27.6 noise variances.
+MIN_RISK = 1e-12
 
 _T_ALLOWED = f"t must be a finite number of seconds, from {-MAX_ABS_T:g} to {MAX_ABS_T:g}"
 _VOLUME_ALLOWED = f"volume must be a number from 0 to {MAX_VOLUME:g} (tuples/s)"

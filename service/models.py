@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 
 from filters import available_filters
 from scaling import available_guards
-from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART
+from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART, RISK
 from service.bounds import (
     MAX_ABS_T,
     MAX_BACKLOG,
@@ -30,6 +30,7 @@ from service.bounds import (
     MAX_SECONDS,
     MAX_VOLUME,
     MIN_CAPACITY,
+    MIN_RISK,
     bounded,
     check_capacity,
     check_t,
@@ -134,6 +135,14 @@ class PolicySpec(BaseModel):
         le=1.0,
         description="Weight of a volume sample within the quiet period after a scaling "
         "operation: 1 uses it as any other, 0 ignores it, between down-weights it.",
+    )
+    risk: Annotated[float, bounded("risk", MIN_RISK, 1.0, "a probability")] = Field(
+        default=RISK,
+        ge=MIN_RISK,
+        le=1.0,
+        description="Chance that the noise takes the queueing delay over the latency despite "
+        "the headroom: smaller keeps more capacity spare, larger trades late seconds for "
+        "instances.",
     )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from filters.base import Configurable, reject
 from scaling.baselines.observation import Observation
-from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART
+from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART, RISK
 from scaling.scaler import Scaler
 
 # What the Scaler may be fed as the volume, and the observation that holds it.
@@ -31,7 +31,7 @@ class ScalerPolicy(Configurable):
         default (``scaling.default_spec``: ``changepoint`` and, unless ``guards`` are given, the
         ``confidence`` guard).
     capacity, min_operators, max_operators, utilisation, catch_up, quiet, latency, lead, restart
-        The ``ThresholdPolicy``, as is ``quiet_weight``.
+        The ``ThresholdPolicy``, as are ``quiet_weight`` and ``risk``.
     guards
         Guard specs, applied in order; ``None``: none, or the default's with ``filter=None``.
     interval
@@ -70,13 +70,14 @@ class ScalerPolicy(Configurable):
         lead: float = LEAD,
         restart: float = RESTART,
         quiet_weight: float = QUIET_WEIGHT,
+        risk: float = RISK,
         reported: bool = False,
         volume: str = "arrival",
     ) -> None:
         policy: dict[str, Any] = {"capacity": capacity, "min_operators": min_operators}
         policy |= {"max_operators": max_operators, "utilisation": utilisation}
         policy |= {"catch_up": catch_up, "quiet": quiet, "latency": latency, "lead": lead}
-        policy |= {"restart": restart, "quiet_weight": quiet_weight}
+        policy |= {"restart": restart, "quiet_weight": quiet_weight, "risk": risk}
         spec: dict[str, Any] = {"policy": policy}
         if filter is not None:
             spec["filter"] = {"name": filter} if isinstance(filter, str) else dict(filter)

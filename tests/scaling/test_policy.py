@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -140,6 +141,22 @@ def test_quiet_weight_is_a_share_from_0_to_1_kept_in_the_spec_when_not_1() -> No
     for value in (-0.1, 1.5, float("nan"), "0.5"):
         with pytest.raises(ValueError, match=f"quiet_weight={value!r} is not allowed"):
             ThresholdPolicy(capacity=50.0, quiet_weight=value)  # type: ignore[arg-type]
+
+
+def test_the_risk_sets_the_headroom_and_is_kept_in_the_spec_when_not_the_default() -> None:
+    # The headroom is the spare capacity whose chance of letting the noise take the delay over
+    # the latency is the risk: exp(-2 h L (v + h) / sigma^2) = risk without a restart.
+    default, loose = ThresholdPolicy(capacity=50.0), ThresholdPolicy(capacity=50.0, risk=0.1)
+    assert "risk" not in default.spec and loose.spec["risk"] == 0.1
+    assert ThresholdPolicy(**loose.spec) == loose and loose != default
+    for policy in (default, loose):
+        h = policy.headroom(400.0, 114.0)
+        assert math.exp(-2.0 * h * 10.0 * (400.0 + h) / 114.0**2) == pytest.approx(policy.risk)
+    assert loose.headroom(400.0, 114.0) < default.headroom(400.0, 114.0)
+    assert ThresholdPolicy(capacity=50.0, risk=1.0).headroom(400.0, 114.0) == 0.0
+    for value in (0, -0.1, 1.5, float("nan"), "0.1"):
+        with pytest.raises(ValueError, match=f"risk={value!r} is not allowed"):
+            ThresholdPolicy(capacity=50.0, risk=value)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,7 @@ def test_policy_settings_for_reports_are_validated(client: TestClient) -> None:
     bad = [("utilisation", 0.0), ("catch_up", 0.0), ("quiet", -1.0), ("latency", 0.0)]
     bad += [("lead", -1.0), ("restart", -1.0), ("restart", "8")]
     bad += [("quiet_weight", 1.5), ("quiet_weight", -0.1), ("quiet_weight", None)]
+    bad += [("risk", 0.0), ("risk", 1.5), ("risk", "0.1"), ("risk", None)]
     for setting, value in bad:
         body = {"policy": {**POLICY, setting: value}}
         answer = client.put("/v1/streams/bad", json=body)
@@ -100,11 +101,14 @@ def test_policy_settings_for_reports_are_validated(client: TestClient) -> None:
     assert client.get("/v1/streams/bad").status_code == 404
     weight = client.put("/v1/streams/bad", json={"policy": {**POLICY, "quiet_weight": 2}})
     assert "quiet_weight must be a number from 0 to 1" in weight.json()["errors"][0]["allowed"]
+    risk = client.put("/v1/streams/bad", json={"policy": {**POLICY, "risk": 0}}).json()
+    assert risk["errors"][0]["allowed"] == "risk must be a number from 1e-12 to 1 (a probability)"
     custom = {**POLICY, "latency": 30.0, "lead": 15.0, "restart": 120.0, "quiet_weight": 0.5}
+    custom["risk"] = 0.01
     assert client.put("/v1/streams/slow", json={"policy": custom}).status_code in (200, 201)
     stored = client.get("/v1/streams/slow").json()["config"]["policy"]
     assert (stored["latency"], stored["lead"], stored["restart"]) == (30.0, 15.0, 120.0)
-    assert stored["quiet_weight"] == 0.5
+    assert stored["quiet_weight"] == 0.5 and stored["risk"] == 0.01
 
 
 def test_prometheus_shows_the_raw_volume_and_what_was_reported(client: TestClient) -> None:

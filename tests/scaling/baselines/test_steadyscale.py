@@ -32,7 +32,7 @@ def test_the_processed_rate_may_be_fed_as_the_volume_instead(observe: Observe) -
 
 
 def test_the_spec_rebuilds_the_policy_with_every_setting() -> None:
-    policy = ScalerPolicy(None, quiet_weight=0.25, volume="processed", reported=True)
+    policy = ScalerPolicy(None, quiet_weight=0.25, risk=0.01, volume="processed", reported=True)
     rebuilt = make_policy(json.loads(json.dumps(policy.spec)))
     assert isinstance(rebuilt, ScalerPolicy) and rebuilt.spec == policy.spec
-    assert rebuilt.spec["quiet_weight"] == 0.25
+    assert rebuilt.spec["quiet_weight"] == 0.25 and rebuilt.spec["risk"] == 0.01
