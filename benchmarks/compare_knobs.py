@@ -12,9 +12,9 @@ This script simulates the ``steadyscale`` row again on the same cells (workloads
 under ``--traces``, SNR, seeds; ``--pause`` and ``--delay`` must be the run's, 8 s and 0 by
 default), once as it is and once per ``--set name=value`` (a setting of
 ``scaling.baselines.ScalerPolicy``: ``restart``, ``latency``, ``quiet``, ``quiet_weight``,
-``lead``, ``catch_up``, ``utilisation``, ``volume``; the value in JSON; several settings of
-one variant joined by commas), locally and in parallel, and keeps the other policies' stored
-rows. For each variant it prints, from this run:
+``lead``, ``catch_up``, ``utilisation``, ``risk``, ``volume``; the value in JSON; several
+settings of one variant joined by commas), locally and in parallel, and keeps the other
+policies' stored rows. For each variant it prints, from this run:
 
 * the cells where the default is the cheapest or inside the cheapest's 95 % interval, at 5 and
   at 50 per SLA second (``compare_report.standing_table``, as ``compare.md`` counts them);
@@ -36,7 +36,9 @@ rows. For each variant it prints, from this run:
   second's load (``simulator.experiments.known_load.KnownLoad``: the trend and the noise, the
   default's sizing rules), with the default's headroom (``risk``) or a fixed one in tuples/s,
   and with ``,noiseless-restarts`` operations sized without the restart's noise: what a cell
-  costs once the level is known (with ``--table``, cell by cell).
+  costs once the level is known (with ``--table``, cell by cell);
+* with ``--plot FILE``, the counts and SLA seconds of every ``--set`` variant (or, without
+  one, of the run as stored) drawn side by side, in the order given.
 
 Only the default is simulated, so a variant takes about half a minute on two cores; the
 baselines' rows must come from the same code (a fresh ``steadyscale compare`` run).
@@ -64,7 +66,12 @@ from simulator.experiments.compare import (
     queue_run,
     run_compare_cell,
 )
-from simulator.experiments.compare_report import DEFAULT_POLICY, priced_cost, standing_table
+from simulator.experiments.compare_report import (
+    DEFAULT_POLICY,
+    priced_cost,
+    standing_cells,
+    standing_table,
+)
 from simulator.experiments.known_load import KnownLoad
 from simulator.model.noise import noise_std
 from simulator.model.queue import QueueConfig
@@ -128,11 +135,12 @@ def default_cells(
     return cells
 
 
-def standing(runs: Sequence[Mapping[str, Any]], table: bool = False) -> str:
+def standing(runs: Sequence[Mapping[str, Any]], table: bool = False) -> tuple[str, list[float]]:
     """The two counts of ``standing_table`` and the SLA seconds against the HPA's; with
-    ``table``, the table too."""
+    ``table``, the table too. And as ``FIGURES``: those counts and the SLA seconds summed."""
     by = ("workload", "snr", "definition", "policy", "family")
     summary = summarize(list(runs), by=by, metrics=COMPARE_METRICS)
+    _, wins = standing_cells(summary, runs=runs)
     line, cell_table = standing_table(summary, runs=runs).split(".\n", 1)
     cells: dict[tuple[Any, ...], dict[str, float]] = {}
     for row in summary:
@@ -140,7 +148,47 @@ def standing(runs: Sequence[Mapping[str, Any]], table: bool = False) -> str:
     under = sum(sla[DEFAULT_POLICY] <= sla["hpa"] + 1e-9 for sla in cells.values())
     total = sum(sla[DEFAULT_POLICY] for sla in cells.values())
     counts = f"{line}; SLA s at most the HPA's in {under} of {len(cells)}, {total:.0f} SLA s summed"
-    return counts + (cell_table if table else "")
+    return counts + (cell_table if table else ""), [wins[5.0], wins[50.0], under, total]
+
+
+# What ``standing`` counts, in order, as ``plot_standing`` labels it.
+FIGURES = (
+    "cheapest or within, at 5 per SLA s",
+    "cheapest or within, at 50 per SLA s",
+    "SLA s at most the HPA's",
+    "SLA s summed over cells",
+)
+
+
+def plot_standing(
+    path: Path, labels: Sequence[str], figures: Sequence[Sequence[float]], cells: int, title: str
+) -> None:
+    """The ``standing`` of each variant, in the order given: the three counts of cells (of
+    ``cells``) on the left axis, the SLA seconds summed on a log scale on the right."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, left = plt.subplots(figsize=(max(6.0, 1.1 * len(labels) + 2.0), 5.0))
+    x = range(len(labels))
+    for k, (marker, colour) in enumerate((("o", "tab:blue"), ("s", "tab:green"), ("^", "tab:red"))):
+        values = [row[k] for row in figures]
+        left.plot(x, values, marker=marker, color=colour, label=FIGURES[k])
+    left.set_ylim(0, cells + 1)
+    left.set_ylabel(f"cells of {cells}")
+    left.set_xticks(list(x), labels, rotation=20, ha="right")
+    right = left.twinx()
+    right.plot(x, [row[3] for row in figures], "k--", marker="x", label=FIGURES[3])
+    right.set_yscale("log")
+    right.set_ylabel("SLA seconds summed (log)")
+    handles = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    fig.legend(handles, FIGURES, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    left.set_title(title, fontsize=10)
+    left.grid(alpha=0.3)
+    fig.tight_layout(rect=(0.0, 0.1, 1.0, 1.0))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def changed(stored: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]) -> int:
@@ -274,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--delay", type=float, default=QueueConfig.delay, help="the run's --delay")
     parser.add_argument("--causes", action="store_true", help="where the SLA seconds come from")
     parser.add_argument("--table", action="store_true", help="the standing of every cell")
+    parser.add_argument("--plot", type=Path, help="draw every variant's standing to this PNG")
     parser.add_argument(
         "--seed", type=int, action="append", help="only these seeds of the run (repeatable)"
     )
@@ -300,12 +349,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     others = [run for run in runs if run["policy"] != DEFAULT_POLICY]
     variants: list[dict[str, Any]] = [{}]
     variants += [variant(item) for item in args.set]
+    labels, figures = [], []
     with ProcessPoolExecutor(args.workers) as pool:
         for settings in variants:
             cells = default_cells(runs, settings, args.traces, args.pause, args.delay)
             rows = list(pool.map(run_compare_cell, cells, chunksize=4))
             label = ", ".join(f"{k}={v}" for k, v in settings.items()) or "as stored"
-            print(f"{label}: {standing([*others, *rows], args.table)}", flush=True)
+            text, figure = standing([*others, *rows], args.table)
+            print(f"{label}: {text}", flush=True)
+            labels.append(label)
+            figures.append(figure)
             if not settings:
                 differ = changed(runs, rows)
                 print(f"  {differ} of {len(rows)} runs of the default cost other than stored")
@@ -325,6 +378,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             known = list(pool.map(known_load_run, jobs, chunksize=4))
             standing_text = reference_standing(runs, known, args.table)
             print(f"known load, headroom {headroom}: {standing_text}", flush=True)
+    if args.plot:
+        seeds = sorted({int(run["seed"]) for run in runs})
+        title = f"{args.out}, seeds {', '.join(map(str, seeds))}: the default, re-simulated"
+        cells_count = len({(run["workload"], run["snr"]) for run in runs})
+        drawn = slice(1, None) if args.set else slice(None)  # the settings given, in order
+        plot_standing(args.plot, labels[drawn], figures[drawn], cells_count, title)
+        print(f"wrote {args.plot}")
 
 
 if __name__ == "__main__":

@@ -112,7 +112,28 @@ def standing_table(
 ) -> str:
     """Per workload and SNR: ``policy``'s cost over the cheapest policy's at each price of an
     SLA second (the cheapest named), whether it is the cheapest or within the cheapest's 95 %
-    interval, and its SLA seconds against the HPA's.
+    interval, and its SLA seconds against the HPA's (``standing_cells``), as a sentence of the
+    counts and a table."""
+    lines, wins = standing_cells(summary, policy, prices, runs)
+    headers = ["workload", "SNR", *(f"cost / cheapest at {p:g} per SLA s" for p in prices),
+               f"SLA s, `{policy}` / `hpa`"]  # fmt: skip
+    total = len(lines)
+    summary_line = "; ".join(
+        f"at {price:g} per SLA second `{policy}` is the cheapest or within its interval in "
+        f"{count} of {total} cells"
+        for price, count in wins.items()
+    )
+    return summary_line + ".\n\n" + markdown_table(headers, lines)
+
+
+def standing_cells(
+    summary: Sequence[Mapping[str, Any]],
+    policy: str = DEFAULT_POLICY,
+    prices: Sequence[float] = (5.0, 50.0),
+    runs: Sequence[Mapping[str, Any]] = (),
+) -> tuple[list[list[str]], dict[float, int]]:
+    """The rows of ``standing_table`` and, per price, the cells where ``policy`` is the
+    cheapest or within the cheapest's interval.
 
     At a price ``c`` per SLA second, a row's cost is its ``cost`` + (c − 5) × ``sla_seconds``
     (``cost`` is priced at 5). The interval is the 95 % half-width of that priced cost over the
@@ -145,15 +166,7 @@ def standing_table(
         hpa = rows.get("hpa")
         cells.append(f"{mine['sla_seconds']:.0f} / {hpa['sla_seconds']:.0f}" if hpa else "–")
         lines.append(cells)
-    headers = ["workload", "SNR", *(f"cost / cheapest at {p:g} per SLA s" for p in prices),
-               f"SLA s, `{policy}` / `hpa`"]  # fmt: skip
-    total = len(lines)
-    summary_line = "; ".join(
-        f"at {price:g} per SLA second `{policy}` is the cheapest or within its interval in "
-        f"{count} of {total} cells"
-        for price, count in wins.items()
-    )
-    return summary_line + ".\n\n" + markdown_table(headers, lines)
+    return lines, wins
 
 
 def priced_cost(row: Mapping[str, Any], price: float) -> float:

@@ -4,6 +4,7 @@ the variants it is asked for."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from benchmarks.compare_knobs import (
     Hold,
     hold_run,
     known_load_run,
+    plot_standing,
     reference_standing,
     variant,
 )
@@ -78,3 +80,10 @@ def test_a_variant_joins_settings_by_commas_with_json_values() -> None:
     assert both == {"volume": "processed", "quiet_weight": 0.25}
     assert variant('filter={"name": "tvd", "lam": 4}') == {"filter": {"name": "tvd", "lam": 4}}
     assert variant("guards=[1,2],latency=null") == {"guards": [1, 2], "latency": None}
+
+
+def test_the_standing_of_several_variants_is_drawn_side_by_side(tmp_path: Path) -> None:
+    path = tmp_path / "risk.png"
+    figures = [[23, 30, 33, 25.0], [29, 33, 33, 42.0], [33, 33, 23, 257.0]]
+    plot_standing(path, ["risk=0.0001", "risk=0.001", "risk=0.1"], figures, 33, "a run")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000

@@ -18,7 +18,7 @@ from simulator.experiments.compare import (
     compare_cells,
     run_compare_cell,
 )
-from simulator.experiments.compare_report import run_compare, standing_table
+from simulator.experiments.compare_report import run_compare, standing_cells, standing_table
 
 
 def short(cell: CompareCell) -> CompareCell:
@@ -134,6 +134,9 @@ def test_the_standing_table_prices_sla_seconds_and_names_who_wins() -> None:
     assert (
         "at 5 per SLA second `steadyscale` is the cheapest or within its interval in 1 of 1" in text
     )
+    rows, wins = standing_cells(summary)
+    assert wins == {5.0: 1, 50.0: 0}
+    assert rows == [["paper", "1", "1.000 (cheapest)", "1.891 (hpa)", "20 / 0"]]
 
 
 def test_the_interval_at_another_price_is_that_of_the_priced_cost_over_the_seeds() -> None:
