@@ -45,9 +45,7 @@ _LEAST_ALLOWANCE = 0.25
 _CYCLE_SHARE = 0.5
 # Samples kept to restart the level from after a change.
 _RECENT = 64
-# Largest residual kept for the cycle test, in steps of the noise at its window's start / QUANTA
-# (the int32 it is stored in): reached only when the noise grows about 175,000-fold within one
-# window (a stream idle at ~0, then busy), where the window's quantisation is moot anyway.
+# Largest cycle-test residual (an int32): reached if the noise grows ~175,000-fold in a window.
 _LARGEST_QUANTUM = 2**31 - 1
 
 

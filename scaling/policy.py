@@ -262,7 +262,7 @@ class ThresholdPolicy:
         if self.latency is None:
             return 0.0
         latency, volume = self.latency, max(volume, 0.0)
-        spread = noise * noise * math.log(1.0 / self.risk) / 2.0
+        spread = -noise * noise * math.log(self.risk) / 2.0  # ln(1/risk), finite for any risk
         slack = (latency - restart) * volume - max(backlog, 0.0)
         # The coefficient of h^2: the latency, less the restart when its own noise counts.
         room = latency - restart if restarting and restart < latency else latency

@@ -37,6 +37,7 @@ from service.bounds import (
     check_volume,
     count,
 )
+from service.shown import SHOWN_CHARS, shown
 
 # Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
 STREAM_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
@@ -44,7 +45,6 @@ STREAM_ID_ALLOWED = (
     "1 to 128 characters, each a letter, a digit, '.', '_' or '-', the first not '.'"
 )
 
-SHOWN_CHARS = 200
 MAX_ERRORS = 20
 
 
@@ -328,13 +328,13 @@ class FieldError(BaseModel):
         >>> FieldError.of("samples[0].volume", float("nan"), "volume must be >= 0").message
         'samples[0].volume=NaN is not allowed: volume must be >= 0'
         """
-        shown = _shown(value)
+        shown_value = shown(value)
         if message is None:
             bare = isinstance(value, float) and not math.isfinite(value)
-            text = str(shown) if bare else json.dumps(shown)
+            text = str(shown_value) if bare else json.dumps(shown_value)
             text = text if len(text) <= 80 else text[:77] + "..."
             message = f"{field}={text} is not allowed: {allowed}"
-        return cls(field=field, value=shown, allowed=allowed, message=message)
+        return cls(field=field, value=shown_value, allowed=allowed, message=message)
 
 
 class SampleRef(BaseModel):
@@ -357,53 +357,3 @@ class Problem(BaseModel):
     sample: SampleRef | None = Field(
         default=None, description="409 only: the sample of the batch that conflicts."
     )
-
-
-def _shown(value: Any) -> JsonValue:
-    """``value`` for an error body: as is when its JSON is short, else the start of its JSON.
-
-    >>> _shown(list(range(100)))[:12], len(_shown(list(range(100))))
-    ('[0, 1, 2, 3,', 203)
-    >>> _shown(10**400)[:6]
-    '100000'
-    """
-    safe = json_safe(value, depth=4)
-    if isinstance(safe, bool | float) or safe is None:
-        return safe
-    text = safe if isinstance(safe, str) else json.dumps(safe)
-    if len(text) <= SHOWN_CHARS:
-        return safe
-    return text[:SHOWN_CHARS] + "..."
-
-
-def json_safe(value: Any, depth: int = 64) -> JsonValue:
-    """``value`` as JSON can hold it: non-finite floats as strings, other objects by ``repr``.
-
-    >>> json_safe({"t": float("nan"), "volume": [1.0, float("-inf")], "x": object})
-    {'t': 'NaN', 'volume': [1.0, '-Infinity'], 'x': "<class 'object'>"}
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
-        # Python refuses str() of integers above 4,300 digits; keep the head and the size.
-        return _big_int(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    # Only the first items of containers and the first levels of nesting: enough to show,
-    # bounded work whatever the input.
-    if depth <= 0:
-        return "..."
-    if isinstance(value, dict):
-        items = list(value.items())
-        return {str(key): json_safe(item, depth - 1) for key, item in items[:SHOWN_CHARS]}
-    if isinstance(value, list | tuple):
-        return [json_safe(item, depth - 1) for item in value[:SHOWN_CHARS]]
-    return repr(value)[:SHOWN_CHARS]
-
-
-def _big_int(value: int) -> str:
-    """The digits of ``value``, cut to ``SHOWN_CHARS``; Python refuses ``str()`` above 4,300."""
-    if value.bit_length() < 14_000:
-        text = str(value)
-        return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} digits)"
-    return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
