@@ -1,4 +1,4 @@
-"""What the Scaler decided for one sample, and why."""
+"""What the Scaler decided for one sample, and why: a reason code, the record, the prose."""
 
 from __future__ import annotations
 
@@ -6,6 +6,18 @@ import dataclasses
 from typing import Any, Literal
 
 Action = Literal["up", "down", "none"]
+# Why a decision came out as it did, in the style of the HPA's conditions; the first that applies.
+Code = Literal[
+    "WarmingUp",  # the filter cannot yet say how uncertain its level is: the count is held
+    "LimitedByGuard",  # a guard changed or held the count
+    "LimitedByBound",  # min_operators or max_operators changed the count
+    "WaitingToLand",  # a decided count that is not running yet is asked for again
+    "ScaledUp",  # more operators
+    "ScaledDown",  # fewer operators
+    "HeldForCost",  # another count is needed by the level, but it would cost more
+    "Steady",  # the level needs the count that runs
+]
+CODES: tuple[str, ...] = Code.__args__  # type: ignore[attr-defined]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,9 +29,9 @@ class Decision:
     t
         Time of the sample, seconds (any origin; only differences matter).
     volume
-        The sample, tuples/s.
+        The sample, records/s.
     filtered
-        The denoiser's output for the sample, tuples/s.
+        The denoiser's output for the sample, records/s.
     previous
         Operators before the decision.
     operators
@@ -28,17 +40,24 @@ class Decision:
         ``"up"`` if ``operators > previous``, ``"down"`` if ``operators < previous``, else
         ``"none"``.
     reason
-        Human-readable explanation: what the policy asked for, then what each guard or bound
-        that changed or held the count said, separated by ``"; "``.
+        Human-readable explanation, generated from ``code`` and ``explain``, then what each guard
+        or bound that changed or held the count said, separated by ``"; "``.
     backlog, running, processed
         What the job reported with the sample, ``None`` when it did not (records waiting,
         operators actually running, records/s processed). With ``running``, ``previous`` is
         that count.
+    code
+        One of ``CODES``: why the count came out as it did.
+    explain
+        The record the reason is written from: the inputs the decision used and, for a stage
+        that reports its backlog, the expected cost terms of the count chosen and of one more
+        and one fewer (``scaling.choice.Choice.explain``); for a volume alone, the count the
+        filtered volume needs.
 
     >>> d = Decision(t=3.0, volume=330.0, filtered=312.4, previous=6, operators=7, action="up",
-    ...              reason="filtered 312.4 needs 7 > 6")
-    >>> d.to_dict()["action"]
-    'up'
+    ...              reason="filtered 312.4 needs 7 > 6", code="ScaledUp")
+    >>> d.to_dict()["code"]
+    'ScaledUp'
     """
 
     t: float
@@ -51,7 +70,39 @@ class Decision:
     backlog: float | None = None
     running: int | None = None
     processed: float | None = None
+    code: str = "Steady"
+    explain: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict."""
         return dataclasses.asdict(self)
+
+
+def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
+    """The prose of a cost-model decision, from its record: the chosen count's expected cost
+    against one more and one fewer, and the inputs that made them.
+
+    >>> explain = {"inputs": {"level": 380.0, "level_error": 5.0, "backlog": 0.0,
+    ...                       "restart": 8.0, "landing": 0.0},
+    ...            "candidates": [{"operators": 8, "total": 2464.0, "late_seconds": 0.0},
+    ...                           {"operators": 9, "total": 2802.0, "late_seconds": 0.0}]}
+    >>> cost_reason(8, 8, explain)
+    '8: expected cost 2464 (0.0 late s) < 9: 2802 (0.0 late s); level 380.0 ± 5.0, backlog 0, restart 8 s'
+    """
+    rows = {row["operators"]: row for row in explain["candidates"]}
+    chosen = rows[operators]
+    others = [
+        f"{'<' if row['total'] >= chosen['total'] else '>'} {count}: {row['total']:.0f} "
+        f"({row['late_seconds']:.1f} late s)"
+        for count, row in rows.items()
+        if count != operators
+    ]
+    inputs = explain["inputs"]
+    where = (
+        f"level {inputs['level']:.1f} ± {inputs['level_error']:.1f}, "
+        f"backlog {inputs['backlog']:.0f}, restart {inputs['restart']:g} s"
+    )
+    if operators != previous and inputs["landing"] > 0.0:
+        where += f", lands in {inputs['landing']:g} s"
+    head = f"{operators}: expected cost {chosen['total']:.0f} ({chosen['late_seconds']:.1f} late s)"
+    return " ".join([head, *others]) + f"; {where}"

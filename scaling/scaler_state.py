@@ -5,47 +5,73 @@ from __future__ import annotations
 from typing import Any
 
 from filters.base import check_number
+from scaling.legacy import mapped_settings
 
 # Every key of a state, in ``Scaler.state_dict``'s order.
 PARTS = ["spec", "filter", "guards", "operators", "t"]
-# Fields added later, and what a state saved before them loads as: nothing changed, no level
-# seen, no slope, no restart or actuation delay measured, not a queue's first sample, no
-# running count reported, no volume summed since the count last changed.
+# Fields added later, and what a state saved before them loads as: a one-second interval, no
+# level seen, no slope, no excess over it, no running count reported, no decision pending, no change of the
+# running count seen, no restart under way, nothing measured.
 LATER: dict[str, Any] = {
-    "changed_at": None,
+    "interval": 1.0,
     "filtered": None,
     "slope": 0.0,
-    "restart": None,
-    "actuation": None,
-    "started_at": None,
+    "excess": 0.0,
     "running": None,
-    "volume_sum": 0.0,
-    "volume_count": 0,
+    "decided_at": None,
+    "changed_at": None,
+    "restart_now": None,
+    "restarts": [],
+    "actuations": [],
 }
+# Fields of states from before the cost model (scaling.legacy), and what becomes of them: the
+# longest restart and actuation delay measured become one recent measurement each, taken at
+# the state's t; the rest (the queue's first sample, the volume summed since the last change)
+# fed rules the model replaced.
+BEFORE = ["restart", "actuation", "started_at", "volume_sum", "volume_count"]
 
 
 def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     """``state`` with the later fields filled in, once every field but the parts' is checked.
 
-    Raises ``ValueError`` naming the field, its value and what is allowed.
+    A state from before the cost model is mapped (see ``BEFORE``), its spec's policy too
+    (``scaling.legacy.mapped_settings``). Raises ``ValueError`` naming the field, its value and
+    what is allowed.
 
     >>> checked({"spec": {}, "filter": {}, "guards": [], "operators": 2, "t": 5.0}, {})["slope"]
     0.0
+    >>> old = {"spec": {}, "filter": {}, "guards": [], "operators": 2, "t": 5.0, "restart": 12.0}
+    >>> checked(old, {})["restarts"]
+    [[5.0, 12.0]]
     """
-    if not isinstance(state, dict) or not set(PARTS) <= set(state) <= {*PARTS, *LATER}:
+    if not isinstance(state, dict) or not set(PARTS) <= set(state) <= {*PARTS, *LATER, *BEFORE}:
         raise ValueError(f"state must be a dict with the keys {PARTS + list(LATER)}")
     state = {**LATER, **state}
-    if state["spec"] != spec:
+    stored = state["spec"]
+    if isinstance(stored, dict) and isinstance(stored.get("policy"), dict):
+        stored = {**stored, "policy": mapped_settings(stored["policy"])}
+    if stored != spec:
         raise ValueError(f"state was taken from {state['spec']!r}, not from {spec!r}")
     check_number("Scaler", "operators", state["operators"], minimum=0, integer=True)
-    for field in ("t", "changed_at", "filtered", "slope", "started_at"):
+    for field in ("t", "filtered", "slope", "excess", "decided_at", "changed_at"):
         if state[field] is not None:
             check_number("Scaler", field, state[field])
-    for field in ("restart", "actuation"):
-        if state[field] is not None:
+    check_number("Scaler", "interval", state["interval"], minimum=0, exclusive_minimum=True)
+    for field in ("restart_now", "restart", "actuation"):
+        if state.get(field) is not None:
             check_number("Scaler", field, state[field], minimum=0)
+    for old, new in (("restart", "restarts"), ("actuation", "actuations")):
+        if state.get(old) is not None and state["t"] is not None:
+            state[new] = [[state["t"], state[old]]]
+    for field in ("restarts", "actuations"):
+        pairs = state[field]
+        if not isinstance(pairs, list) or not all(
+            isinstance(pair, list | tuple) and len(pair) == 2 for pair in pairs
+        ):
+            raise ValueError(f"state has {field}={pairs!r}: a list of [t, seconds] pairs")
+        for when, seconds in pairs:
+            check_number("Scaler", field, when)
+            check_number("Scaler", field, seconds, minimum=0)
     if state["running"] is not None:
         check_number("Scaler", "running", state["running"], minimum=0, integer=True)
-    check_number("Scaler", "volume_count", state["volume_count"], minimum=0, integer=True)
-    check_number("Scaler", "volume_sum", state["volume_sum"], minimum=0)
     return state

@@ -20,8 +20,12 @@ MAX_CAPACITY = 1e12
 MAX_OPERATORS = 1_000_000_000
 MAX_BACKLOG = 1e15
 MAX_SECONDS = 1e9
-# The smallest risk a policy may plan for: a headroom for ln(1/risk) = 27.6 noise variances.
+# The smallest late probability a policy may state: one second in 30,000 years.
 MIN_RISK = 1e-12
+# Prices: an operator-second costs at least a millionth of the unit, and any price at most
+# 10^12 of it, so that a horizon's cost (10^4 s x 10^9 operators) stays a finite float.
+MIN_PRICE = 1e-6
+MAX_PRICE = 1e12
 
 _T_ALLOWED = f"t must be a finite number of seconds, from {-MAX_ABS_T:g} to {MAX_ABS_T:g}"
 _VOLUME_ALLOWED = f"volume must be a number from 0 to {MAX_VOLUME:g} (tuples/s)"

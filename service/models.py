@@ -21,15 +21,18 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 
 from filters import available_filters
 from scaling import available_guards
-from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART, RISK
+from scaling.decision import CODES
+from scaling.policy import LATE_PRICE, LATENCY, OPERATION_PRICE, OPERATOR_PRICE, RESTART
 from service.bounds import (
     MAX_ABS_T,
     MAX_BACKLOG,
     MAX_CAPACITY,
     MAX_OPERATORS,
+    MAX_PRICE,
     MAX_SECONDS,
     MAX_VOLUME,
     MIN_CAPACITY,
+    MIN_PRICE,
     MIN_RISK,
     bounded,
     check_capacity,
@@ -97,31 +100,10 @@ class PolicySpec(BaseModel):
         le=MAX_OPERATORS,
         description="Most operators (>= min_operators), or null for no limit.",
     )
-    utilisation: Annotated[float, bounded("utilisation", 1e-3, 1.0, "a share of capacity")] = Field(
-        default=1.0, ge=1e-3, le=1.0, description="Share of capacity to plan for; 1: none."
-    )
-    catch_up: Annotated[
-        float | None, bounded("catch_up", 1e-3, MAX_SECONDS, "seconds", nullable=True)
-    ] = seconds(CATCH_UP, 1e-3, "Seconds to drain a reported backlog in; null ignores backlogs.")
-    quiet: Annotated[float, bounded("quiet", 0.0, MAX_SECONDS, "seconds")] = seconds(
-        QUIET,
-        0.0,
-        "Seconds after a scaling operation during which a sample that reports a backlog "
-        "neither scales up for it nor down.",
-    )
-    latency: Annotated[
-        float | None, bounded("latency", 1e-3, MAX_SECONDS, "seconds", nullable=True)
-    ] = seconds(
+    latency: Annotated[float, bounded("latency", 1e-3, MAX_SECONDS, "seconds")] = seconds(
         LATENCY,
         1e-3,
-        "Queueing delay, seconds, that a job reporting its backlog is kept under (headroom for "
-        "the noise, operations sized and timed for their restart); null: none.",
-    )
-    lead: Annotated[float, bounded("lead", 0.0, MAX_SECONDS, "seconds")] = seconds(
-        LEAD,
-        0.0,
-        "Seconds to look ahead along a rising level beyond the measured restart; a scale-up is "
-        "also sized for the backlog it finds after this long (or the measured actuation delay).",
+        "Queueing delay, seconds, over which a record of a stream reporting its backlog is late.",
     )
     restart: Annotated[float, bounded("restart", 0.0, MAX_SECONDS, "seconds")] = seconds(
         RESTART,
@@ -129,20 +111,40 @@ class PolicySpec(BaseModel):
         "Seconds a scaling operation is assumed to stop processing until one has been "
         "measured from the samples' running and processed counts.",
     )
-    quiet_weight: Annotated[float, bounded("quiet_weight", 0.0, 1.0, "a weight")] = Field(
-        default=QUIET_WEIGHT,
-        ge=0.0,
-        le=1.0,
-        description="Weight of a volume sample within the quiet period after a scaling "
-        "operation: 1 uses it as any other, 0 ignores it, between down-weights it.",
+    operator_price: Annotated[
+        float, bounded("operator_price", MIN_PRICE, MAX_PRICE, "a price")
+    ] = Field(
+        default=OPERATOR_PRICE,
+        ge=MIN_PRICE,
+        le=MAX_PRICE,
+        description="Price of one operator-second (the unit of the other prices by default).",
     )
-    risk: Annotated[float, bounded("risk", MIN_RISK, 1.0, "a probability")] = Field(
-        default=RISK,
+    late_price: Annotated[
+        float | None, bounded("late_price", 0.0, MAX_PRICE, "a price", nullable=True)
+    ] = Field(
+        default=None,
+        ge=0.0,
+        le=MAX_PRICE,
+        description=f"Price of one second with records later than the latency; null: "
+        f"{LATE_PRICE:g}, unless late_probability is stated (stating both is refused).",
+    )
+    late_probability: Annotated[
+        float | None,
+        bounded("late_probability", MIN_RISK, 1.0, "a probability", nullable=True),
+    ] = Field(
+        default=None,
         ge=MIN_RISK,
         le=1.0,
-        description="Chance that the noise takes the queueing delay over the latency despite "
-        "the headroom: smaller keeps more capacity spare, larger trades late seconds for "
-        "instances.",
+        description="Instead of late_price: the largest expected share of the horizon with "
+        "records late; the cheapest count within it is chosen.",
+    )
+    operation_price: Annotated[
+        float, bounded("operation_price", 0.0, MAX_PRICE, "a price")
+    ] = Field(
+        default=OPERATION_PRICE,
+        ge=0.0,
+        le=MAX_PRICE,
+        description="Price of one scaling operation beyond its restart.",
     )
 
 
@@ -239,10 +241,18 @@ class DecisionOut(BaseModel):
     previous: int = Field(description="Operators before the decision.")
     operators: int = Field(description="Operators after the decision.")
     action: Literal["up", "down", "none"]
-    reason: str
+    reason: str = Field(description="Prose written from code and explain.")
     backlog: float | None = Field(default=None, description="As reported with the sample.")
     running: int | None = Field(default=None, description="As reported with the sample.")
     processed: float | None = Field(default=None, description="As reported with the sample.")
+    code: Literal[CODES] = Field(  # type: ignore[valid-type]
+        default="Steady", description="Why the count came out as it did (scaling.decision)."
+    )
+    explain: dict[str, JsonValue] | None = Field(
+        default=None,
+        description="The inputs the decision used and, for a stream reporting its backlog, "
+        "the expected cost terms of the count chosen and of one more and one fewer.",
+    )
 
 
 class BatchOut(BaseModel):

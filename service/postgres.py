@@ -87,6 +87,12 @@ ALTER TABLE decisions ADD COLUMN backlog DOUBLE PRECISION,
     ADD COLUMN running BIGINT,
     ADD COLUMN processed DOUBLE PRECISION;
 """,
+    """
+ALTER TABLE decisions ADD COLUMN code TEXT NOT NULL DEFAULT 'Steady',
+    ADD COLUMN explain TEXT;
+UPDATE decisions SET code = CASE action WHEN 'up' THEN 'ScaledUp' WHEN 'down' THEN 'ScaledDown'
+    ELSE 'Steady' END;
+""",
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -97,7 +103,7 @@ _MIGRATION_LOCK = 0x7374656164797363
 _INSERT_COLUMNS = (
     f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) SELECT %s, * FROM unnest("
     "%s::float8[], %s::float8[], %s::float8[], %s::int8[], %s::int8[], %s::text[], %s::text[], "
-    "%s::float8[], %s::int8[], %s::float8[])"
+    "%s::float8[], %s::int8[], %s::float8[], %s::text[], %s::text[])"
 )
 
 # Seconds a pooled connection may stay idle and still be used without a check.

@@ -81,6 +81,14 @@ ALTER TABLE decisions ADD COLUMN backlog REAL;
 ALTER TABLE decisions ADD COLUMN running INTEGER;
 ALTER TABLE decisions ADD COLUMN processed REAL;
 """,
+    # 3: each decision's reason code and record (the cost model); rows from before take the
+    # code of their action (ScaledUp, ScaledDown, Steady) and no record.
+    """
+ALTER TABLE decisions ADD COLUMN code TEXT NOT NULL DEFAULT 'Steady';
+ALTER TABLE decisions ADD COLUMN explain TEXT;
+UPDATE decisions SET code = CASE action WHEN 'up' THEN 'ScaledUp' WHEN 'down' THEN 'ScaledDown'
+    ELSE 'Steady' END;
+""",
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 

@@ -12,7 +12,7 @@ A batch is exactly-once, whichever replica applies it, by ``append``: the decisi
 state and a new revision in one transaction, conditional on the stream still being at the
 revision its writer read (compare-and-set: the loser stores nothing, ``StaleRevision``).
 
-Schema (version 2)::
+Schema (version 3)::
 
     streams    id TEXT PRIMARY KEY, spec TEXT (Scaler.spec, JSON), initial_operators INTEGER,
                state TEXT (Scaler.state_dict(), JSON), operators INTEGER (after the last
@@ -21,7 +21,8 @@ Schema (version 2)::
     decisions  stream TEXT, t REAL, volume REAL, filtered REAL, previous INTEGER,
                operators INTEGER, action TEXT, reason TEXT, backlog REAL, running INTEGER,
                processed REAL (the last three as the job reported them with the sample, NULL
-               when it did not); PRIMARY KEY (stream, t)
+               when it did not), code TEXT (the reason code), explain TEXT (the decision's
+               record, JSON; NULL in rows from before version 3); PRIMARY KEY (stream, t)
     probe      what the readiness probe writes after a failed write
 
 One row per applied sample stores it (``t``, ``volume``, what the job reported) and its decision.
@@ -41,9 +42,10 @@ from typing import Any, Literal
 from scaling import Decision
 
 STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
-# In the order of Decision's fields, so that Decision(*row) reads a row back.
+# In the order of Decision's fields, so that stored_decision(row) reads a row back.
 DECISION_COLUMNS = (
-    "t, volume, filtered, previous, operators, action, reason, backlog, running, processed"
+    "t, volume, filtered, previous, operators, action, reason, backlog, running, processed, "
+    "code, explain"
 )
 # What the readiness probe writes after a failed write: room for a few small batches.
 _PROBE_BYTES = 64 * 1024
@@ -319,7 +321,7 @@ class Store(ABC):
             f"SELECT {DECISION_COLUMNS} FROM decisions WHERE stream = ? ORDER BY t DESC LIMIT 1",
             (stream_id,),
         )
-        return None if row is None else Decision(*row)
+        return None if row is None else stored_decision(row)
 
     def latest_decisions(self) -> dict[str, Decision]:
         """``{stream id: last decision}`` of every stream that has one."""
@@ -327,7 +329,7 @@ class Store(ABC):
             f"SELECT stream, {DECISION_COLUMNS} FROM decisions "
             "WHERE (stream, t) IN (SELECT id, t FROM streams)"
         )
-        return {row[0]: Decision(*row[1:]) for row in rows}
+        return {row[0]: stored_decision(row[1:]) for row in rows}
 
     def history(self, stream_id: str, since: float | None, limit: int) -> list[Decision]:
         """The stream's first ``limit`` stored decisions with ``t > since``, by ``t``."""
@@ -336,7 +338,7 @@ class Store(ABC):
             "ORDER BY t LIMIT ?",
             (stream_id, float("-inf") if since is None else since, limit),
         )
-        return [Decision(*row) for row in rows]
+        return [stored_decision(row) for row in rows]
 
     def _insert(self, db: Any, stream_id: str, decisions: Sequence[Decision]) -> None:
         """Insert the stream's ``decisions`` in the open transaction ``db``."""
@@ -344,7 +346,7 @@ class Store(ABC):
             cursor.executemany(
                 self._sql(
                     f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 ),
                 [(stream_id, *decision_row(d)) for d in decisions],
             )
@@ -369,8 +371,15 @@ def stored_stream(row: Sequence[Any]) -> StoredStream:
 def decision_row(decision: Decision) -> tuple[Any, ...]:
     """The values of ``DECISION_COLUMNS`` for ``decision``."""
     d = decision
+    explain = None if d.explain is None else json.dumps(d.explain, separators=(",", ":"))
     return (d.t, d.volume, d.filtered, d.previous, d.operators, d.action, d.reason,
-            d.backlog, d.running, d.processed)  # fmt: skip
+            d.backlog, d.running, d.processed, d.code, explain)  # fmt: skip
+
+
+def stored_decision(row: Sequence[Any]) -> Decision:
+    """The ``Decision`` of a row of ``DECISION_COLUMNS``."""
+    *fields, explain = row
+    return Decision(*fields, explain=None if explain is None else json.loads(explain))
 
 
 def dumps_state(state: dict[str, Any]) -> str:

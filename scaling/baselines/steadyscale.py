@@ -7,7 +7,7 @@ from typing import Any
 
 from filters.base import Configurable, reject
 from scaling.baselines.observation import Observation
-from scaling.policy import CATCH_UP, LATENCY, LEAD, QUIET, QUIET_WEIGHT, RESTART, RISK
+from scaling.policy import LATENCY, OPERATION_PRICE, OPERATOR_PRICE, RESTART
 from scaling.scaler import Scaler
 
 # What the Scaler may be fed as the volume, and the observation that holds it.
@@ -30,8 +30,9 @@ class ScalerPolicy(Configurable):
         Denoiser spec, e.g. ``"tvd"`` or ``{"name": "moving_median", "w": 120}``; ``None``: the
         default (``scaling.default_spec``: ``changepoint`` and, unless ``guards`` are given, the
         ``confidence`` guard).
-    capacity, min_operators, max_operators, utilisation, catch_up, quiet, latency, lead, restart
-        The ``ThresholdPolicy``, as are ``quiet_weight`` and ``risk``.
+    capacity, min_operators, max_operators, latency, restart
+        The ``ThresholdPolicy``, as are its prices ``operator_price``, ``late_price`` (or
+        ``late_probability``) and ``operation_price``.
     guards
         Guard specs, applied in order; ``None``: none, or the default's with ``filter=None``.
     interval
@@ -63,21 +64,19 @@ class ScalerPolicy(Configurable):
         min_operators: int = 1,
         max_operators: int | None = None,
         interval: float = 1.0,
-        utilisation: float = 1.0,
-        catch_up: float | None = CATCH_UP,
-        quiet: float = QUIET,
-        latency: float | None = LATENCY,
-        lead: float = LEAD,
+        latency: float = LATENCY,
         restart: float = RESTART,
-        quiet_weight: float = QUIET_WEIGHT,
-        risk: float = RISK,
+        operator_price: float = OPERATOR_PRICE,
+        late_price: float | None = None,
+        late_probability: float | None = None,
+        operation_price: float = OPERATION_PRICE,
         reported: bool = False,
         volume: str = "arrival",
     ) -> None:
         policy: dict[str, Any] = {"capacity": capacity, "min_operators": min_operators}
-        policy |= {"max_operators": max_operators, "utilisation": utilisation}
-        policy |= {"catch_up": catch_up, "quiet": quiet, "latency": latency, "lead": lead}
-        policy |= {"restart": restart, "quiet_weight": quiet_weight, "risk": risk}
+        policy |= {"max_operators": max_operators, "latency": latency, "restart": restart}
+        policy |= {"operator_price": operator_price, "operation_price": operation_price}
+        policy |= {"late_price": late_price, "late_probability": late_probability}
         spec: dict[str, Any] = {"policy": policy}
         if filter is not None:
             spec["filter"] = {"name": filter} if isinstance(filter, str) else dict(filter)

@@ -1,0 +1,128 @@
+"""The Watch: what a Scaler learns of its job's actuation, from the running counts reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scaling.measure import CAP, estimate, recorded, restarting
+
+
+class Watch:
+    """Decisions not yet running, the actuation delays and restarts measured from the reports.
+
+    When the running count becomes the decided one, the time from the decision to the last
+    sample without it is an actuation delay (it landed between the two). From then, each sample
+    with work waiting and under half the running capacity processed extends the restart under
+    way; the first that processes again ends it (``scaling.measure.restarting``). A job that
+    reports no running count is taken to run each decision at once. Estimates are the largest
+    recent measurements (``scaling.measure``): a slow restart is not remembered forever.
+
+    >>> watch = Watch()
+    >>> watch.decided(10.0, 4, 5, reported=True)  # 4 run, 5 decided at t = 10
+    >>> watch.seen(40.0, 4, 5, last_t=39.0), watch.seen(41.0, 5, 5, last_t=40.0)
+    (False, True)
+    >>> watch.actuation(41.0)  # landed between 40 and 41: 30 s after the decision
+    30.0
+    >>> for t in (42.0, 43.0, 44.0):  # nothing processed with 900 records waiting
+    ...     watch.measure(t, 5, 5, 50.0, backlog=900.0, processed=0.0)
+    >>> watch.measure(45.0, 5, 5, 50.0, backlog=500.0, processed=250.0)
+    >>> watch.restart(45.0, prior=8.0)
+    4.0
+    """
+
+    def __init__(self) -> None:
+        self._running: int | None = None  # the running count the last sample reported
+        self.decided_at: float | None = None  # t of a decided count not running yet
+        self._changed_at: float | None = None  # t the running count last changed
+        self._restart_now: float | None = None  # seconds stopped so far by the one under way
+        self._restarts: list[list[float]] = []  # recent restarts, [t, seconds]
+        self._actuations: list[list[float]] = []  # recent actuation delays, [t, seconds]
+
+    def seen(self, t: float, running: int | None, decided: int, last_t: float | None) -> bool:
+        """Take a sample's reported ``running`` count; whether the ``decided`` count landed."""
+        seen = decided if self._running is None else self._running
+        landed = False
+        if running is not None and last_t is not None and running != seen:
+            if running == decided and self.decided_at is not None:
+                self._actuations = recorded(self._actuations, t, last_t - self.decided_at)
+                self._landed(last_t)
+                landed = True
+            else:  # a count nobody here decided: no delay to learn, but it restarts
+                self._landed(t)
+        self._running = running
+        return landed
+
+    def decided(self, t: float, running: int, operators: int, reported: bool) -> None:
+        """Note the decision of ``operators`` at ``t`` while ``running`` run: a new operation,
+        a pending one re-targeted (its decision time kept), or, at the running count, none."""
+        if operators == running:
+            self.decided_at = None
+        elif self.decided_at is None:
+            self.decided_at = t
+            if not reported:  # no running count reported: taken as landed at once
+                self._landed(t)
+
+    def _landed(self, at: float) -> None:
+        self._changed_at, self._restart_now, self.decided_at = at, 0.0, None
+
+    def measure(
+        self,
+        t: float,
+        running: int,
+        decided: int,
+        capacity: float,
+        backlog: float,
+        processed: float | None,
+    ) -> None:
+        """Extend the restart under way, or record it once the job processes again."""
+        if self._restart_now is None or self._changed_at is None or processed is None:
+            return
+        if running != decided:
+            return  # the decided count is not running yet: nothing restarts
+        since = t - self._changed_at
+        if since < CAP and restarting(running, capacity, backlog, processed):
+            self._restart_now = since
+        else:
+            self._restarts = recorded(self._restarts, t, self._restart_now)
+            self._restart_now = None
+
+    def restart(self, t: float, prior: float) -> float:
+        """Seconds an operation is planned to stop processing at ``t``: the longest of the
+        recent ones and of the one under way, or ``prior`` before any was measured."""
+        planned = estimate(self._restarts, t, prior)
+        return planned if self._restart_now is None else max(planned, self._restart_now)
+
+    def actuation(self, t: float) -> float:
+        """Seconds from a decision to its count running: the longest recent one, else 0."""
+        return estimate(self._actuations, t, 0.0)
+
+    def landing(self, t: float) -> float:
+        """Seconds until an operation decided at ``t`` lands: the actuation delay, less what a
+        pending one has waited (it keeps its due time when re-targeted)."""
+        delay = self.actuation(t)
+        if self.decided_at is not None:
+            delay = max(delay - (t - self.decided_at), 0.0)
+        return delay
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "running": self._running,
+            "decided_at": self.decided_at,
+            "changed_at": self._changed_at,
+            "restart_now": self._restart_now,
+            "restarts": [list(pair) for pair in self._restarts],
+            "actuations": [list(pair) for pair in self._actuations],
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Take a state checked by ``scaling.scaler_state.checked``."""
+        self._running = None if state["running"] is None else int(state["running"])
+        self.decided_at = _optional(state["decided_at"])
+        self._changed_at = _optional(state["changed_at"])
+        self._restart_now = _optional(state["restart_now"])
+        self._restarts = [[float(a), float(b)] for a, b in state["restarts"]]
+        self._actuations = [[float(a), float(b)] for a, b in state["actuations"]]
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
