@@ -17,6 +17,18 @@ from scaling.baselines.flink_rules import (
 from scaling.baselines.observation import Observation
 
 _VERTEX = "stage"  # the one vertex of the simulated job
+# The settings that are durations, in seconds: what scaling Flink's time constants scales.
+TIME_SETTINGS = (
+    "metrics_window",
+    "stabilization_interval",
+    "catch_up_duration",
+    "restart_time",
+    "restart_time_tracking_limit",
+    "scale_down_interval",
+    "backlog_processing_lag_threshold",
+    "history_max_age",
+    "interval",
+)
 
 
 @dataclass(frozen=True)
