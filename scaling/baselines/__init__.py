@@ -23,6 +23,7 @@ from filters.base import Configurable, Registry
 from scaling.baselines.dhalion import DhalionPolicy
 from scaling.baselines.ds2 import Ds2Policy
 from scaling.baselines.elysium import ElysiumPolicy
+from scaling.baselines.flink import FlinkPolicy
 from scaling.baselines.hpa import HpaPolicy
 from scaling.baselines.observation import Observation
 from scaling.baselines.rules import RulePolicy
@@ -41,6 +42,7 @@ POLICIES: Registry[Configurable] = Registry(
         RulePolicy,
         StreamCloudPolicy,
         ElysiumPolicy,
+        FlinkPolicy,
     ),
 )
 
