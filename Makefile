@@ -20,10 +20,10 @@ test: $(VENV)/.installed-test test-tools
 	$(BIN)/mypy
 	$(BIN)/pytest
 
-# Everything that needs no JVM and no browser (tests marked spark or browser are left out):
-# about a minute.
+# Everything that needs no JVM, no browser and no fresh install (tests marked spark, browser or
+# slow are left out): about a minute.
 test-fast: lint
-	$(BIN)/pytest -m "not spark and not browser"
+	$(BIN)/pytest -m "not spark and not browser and not slow"
 
 # The linters and the type checker alone: seconds.
 lint: $(VENV)/.installed-test
@@ -32,10 +32,12 @@ lint: $(VENV)/.installed-test
 	$(BIN)/mypy
 
 # The dashboard's browser test drives Debian's chromium; the Grafana test checks its queries
-# with promtool, from Debian's prometheus package. Each is found on PATH, or installed here when
-# apt-get can (as root); otherwise this says so, and those tests report NOT TESTED.
+# with promtool, from Debian's prometheus package; the deploy tests render deploy/ with kubectl's
+# kustomize (Debian's kubernetes-client where no kubectl is found). Each is found on PATH, or
+# installed here when apt-get can (as root); otherwise this says so, and those tests report
+# NOT TESTED.
 test-tools:
-	@for need in chromium:chromium promtool:prometheus; do \
+	@for need in chromium:chromium promtool:prometheus kubectl:kubernetes-client; do \
 	  program=$${need%%:*}; package=$${need#*:}; \
 	  if ! command -v $$program >/dev/null 2>&1 && [ "$$(id -u)" -eq 0 ] \
 	     && command -v apt-get >/dev/null 2>&1; then \

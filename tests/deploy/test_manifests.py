@@ -1,4 +1,5 @@
-"""deploy/ against the schemas the cluster applies, and against the stream it scales.
+"""deploy/examples/ against the schemas the cluster applies, and against the stream it scales
+(the service's own objects are checked rendered, in test_kustomize.py).
 
 Kubernetes' own kinds are checked with kubernetes-validate (the API's OpenAPI schemas, strict:
 an unknown field is an error, as ``kubectl apply`` with server-side field validation makes it);
@@ -19,38 +20,19 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from scaling import Scaler
 from service.keda import metric_name
 from service.models import StreamConfig
 from service.scalers import build_scaler
+from tests.deploy.render import DEPLOY, VERSIONS, strict
 
-DEPLOY = Path(__file__).parents[2] / "deploy"
+EXAMPLES = DEPLOY / "examples"
 KEDA_CRD = Path(__file__).with_name("keda.sh_scaledobjects-v2.18.0.yaml")
-# The oldest Kubernetes these manifests target, the first with the HPA's tolerance field, and
-# the newest schemas kubernetes-validate has.
-VERSIONS = ["1.29.0", "1.33.0", kubernetes_validate.latest_version()]
 
 
-def documents(name: str) -> list[dict[str, Any]]:
-    with (DEPLOY / name).open() as file:
-        return [document for document in yaml.safe_load_all(file) if document]
-
-
-def kind(name: str, wanted: str) -> dict[str, Any]:
-    (found,) = [document for document in documents(name) if document["kind"] == wanted]
-    return found
-
-
-def strict(schema: Any) -> Any:
-    """The CRD's schema with unknown fields refused, as the API server's strict field
-    validation refuses them (a CRD schema lists its fields but does not forbid others)."""
-    if isinstance(schema, list):
-        return [strict(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    schema = {key: strict(value) for key, value in schema.items()}
-    if "properties" in schema and not schema.get("x-kubernetes-preserve-unknown-fields"):
-        schema.setdefault("additionalProperties", False)
-    return schema
+def scaledobject() -> dict[str, Any]:
+    (found,) = yaml.safe_load_all((EXAMPLES / "scaledobject.yaml").read_text())
+    return dict(found)
 
 
 @pytest.fixture(scope="module")
@@ -86,23 +68,8 @@ def keda_hpa(scaledobject: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_kubernetes_kinds_match_the_api_schemas(version: str) -> None:
-    checked = [document["kind"] for document in documents("steadyscale.yaml")]
-    assert checked == ["PersistentVolumeClaim", "Deployment", "Service", "NetworkPolicy"]
-    for document in documents("steadyscale.yaml"):
-        kubernetes_validate.validate(document, version, strict=True)
-
-
-def test_the_validation_is_strict() -> None:
-    deployment = copy.deepcopy(kind("steadyscale.yaml", "Deployment"))
-    deployment["spec"]["replica"] = 1
-    with pytest.raises(kubernetes_validate.ValidationError, match="replica"):
-        kubernetes_validate.validate(deployment, VERSIONS[-1], strict=True)
-
-
 def test_the_scaledobject_matches_kedas_crd(scaledobject_schema: dict[str, Any]) -> None:
-    jsonschema.validate(kind("scaledobject.yaml", "ScaledObject"), scaledobject_schema)
+    jsonschema.validate(scaledobject(), scaledobject_schema)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +83,7 @@ def test_the_scaledobject_matches_kedas_crd(scaledobject_schema: dict[str, Any])
 def test_keda_schema_refuses_mistakes(
     scaledobject_schema: dict[str, Any], path: str, value: object
 ) -> None:
-    wrong = copy.deepcopy(kind("scaledobject.yaml", "ScaledObject"))
+    wrong = copy.deepcopy(scaledobject())
     *parents, last = path.split(".")
     place = wrong
     for key in parents:
@@ -127,7 +94,7 @@ def test_keda_schema_refuses_mistakes(
 
 
 def test_the_hpa_keda_builds_needs_kubernetes_1_33_for_the_tolerance() -> None:
-    hpa = keda_hpa(kind("scaledobject.yaml", "ScaledObject"))
+    hpa = keda_hpa(scaledobject())
     for version in VERSIONS[1:]:
         kubernetes_validate.validate(hpa, version, strict=True)
     with pytest.raises(kubernetes_validate.ValidationError, match="tolerance"):
@@ -137,11 +104,13 @@ def test_the_hpa_keda_builds_needs_kubernetes_1_33_for_the_tolerance() -> None:
     kubernetes_validate.validate(hpa, VERSIONS[0], strict=True)
 
 
-def test_the_scaledobject_mirrors_the_stream_and_the_service() -> None:
-    spec = kind("scaledobject.yaml", "ScaledObject")["spec"]
+def test_the_scaledobject_mirrors_the_stream() -> None:
+    spec = scaledobject()["spec"]
     (trigger,) = spec["triggers"]
     stream = trigger["metadata"]["stream"]
-    config = StreamConfig.model_validate(json.loads((DEPLOY / f"{stream}-stream.json").read_text()))
+    config = StreamConfig.model_validate(
+        json.loads((EXAMPLES / f"{stream}-stream.json").read_text())
+    )
     policy = build_scaler(config).spec["policy"]
     assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (
         policy["min_operators"],
@@ -150,17 +119,11 @@ def test_the_scaledobject_mirrors_the_stream_and_the_service() -> None:
     behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
     pods = [p for p in behavior["scaleUp"]["policies"] if p["type"] == "Pods"]
     assert pods[0]["value"] >= spec["maxReplicaCount"]  # any increase in one step
-    # scalerAddress is the Service's gRPC port, which is the port the server listens on.
-    service = kind("steadyscale.yaml", "Service")
-    deployment = kind("steadyscale.yaml", "Deployment")
-    host, port = trigger["metadata"]["scalerAddress"].rsplit(":", 1)
-    name, namespace = service["metadata"]["name"], service["metadata"]["namespace"]
-    assert host == f"{name}.{namespace}.svc.cluster.local"
-    (grpc,) = [p for p in service["spec"]["ports"] if p["name"] == "grpc"]
-    assert grpc["port"] == int(port)
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    env = {variable["name"]: variable.get("value") for variable in container["env"]}
-    (listening,) = [p for p in container["ports"] if p["name"] == grpc["targetPort"]]
-    assert int(env["STEADYSCALE_GRPC_PORT"]) == listening["containerPort"]
-    labels = deployment["spec"]["template"]["metadata"]["labels"]
-    assert service["spec"]["selector"].items() <= labels.items()
+
+
+def test_the_example_stream_gets_the_default() -> None:
+    """No filter and no guards: the self-tuning default the README recommends."""
+    given = json.loads((EXAMPLES / "orders-stream.json").read_text())
+    assert given.keys() == {"policy", "operators"}
+    default = Scaler.from_spec({"policy": given["policy"]}).spec
+    assert build_scaler(StreamConfig.model_validate(given)).spec == default

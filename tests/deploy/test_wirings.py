@@ -18,7 +18,7 @@ from service.models import StreamConfig
 from service.scalers import build_scaler
 from simulator import add_noise, paper_workload
 
-DEPLOY = Path(__file__).parents[2] / "deploy"
+EXAMPLES = Path(__file__).parents[2] / "deploy" / "examples"
 SYNC = 15.0  # the HPA controller's sync period, seconds
 
 
@@ -39,8 +39,9 @@ def seen(t: float, replicas: int, value: float) -> Observation:
 
 
 def scaledobject_hpa() -> HpaPolicy:
-    """The HPA deploy/scaledobject.yaml makes KEDA build, on the scaler's metric (target 1)."""
-    (scaledobject,) = yaml.safe_load_all((DEPLOY / "scaledobject.yaml").read_text())
+    """The HPA deploy/examples/scaledobject.yaml makes KEDA build, on the scaler's metric
+    (target 1)."""
+    (scaledobject,) = yaml.safe_load_all((EXAMPLES / "scaledobject.yaml").read_text())
     spec = scaledobject["spec"]
     behavior: dict[str, Any] = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
     up, down = behavior["scaleUp"], behavior["scaleDown"]
@@ -74,9 +75,9 @@ def follow(hpa: HpaPolicy, decided: list[int], start: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def decided() -> list[int]:
-    """The operator count of deploy/orders-stream.json's stream at each HPA sync, over the
-    paper's workload at SNR 1 (seed 1)."""
-    config = StreamConfig.model_validate(json.loads((DEPLOY / "orders-stream.json").read_text()))
+    """The operator count of deploy/examples/orders-stream.json's stream (the default) at each
+    HPA sync, over the paper's workload at SNR 1 (seed 1)."""
+    config = StreamConfig.model_validate(json.loads((EXAMPLES / "orders-stream.json").read_text()))
     scaler = build_scaler(config)
     volumes = add_noise(paper_workload(seed=1), snr=1.0, seed=1)
     counts = [scaler.observe(float(v), float(t)).operators for t, v in enumerate(volumes)]
