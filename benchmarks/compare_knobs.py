@@ -5,7 +5,6 @@
     .venv/bin/python -m benchmarks.compare_knobs --set 'volume="processed",quiet_weight=0'
     .venv/bin/python -m benchmarks.compare_knobs --out DIR --seed 4 --seed 5 --seed 6
     .venv/bin/python -m benchmarks.compare_knobs --hold 1 --hold 2
-    .venv/bin/python -m benchmarks.compare_knobs --known-load risk --table
 
 ``steadyscale compare --out DIR`` stores every run of every policy in ``DIR/compare.csv``.
 This script simulates the ``steadyscale`` row again on the same cells (workloads, traces found
@@ -24,19 +23,9 @@ policies' stored rows. For each variant it prints, from this run:
   as the code that made the run did);
 * with ``--seed``, the same for only those seeds of the run (seeds a rule was not designed
   on, say);
-* with ``--causes``, where the default's SLA seconds come from, summed over cells (means over
-  seeds): each second over the SLA is put down to the last change of the running count before
-  it, a scale-up or a scale-down, within its restart (12 s) or later, and for a restart
-  whether it found more backlog than ``ThresholdPolicy.restart_room`` (late before it began),
-  or to no change at all;
 * with ``--hold N``, how a stage that holds ``N`` instances whatever it reports (no
   autoscaler) would stand: in how many cells it costs less than every policy of the run, at 5
   and at 50 per SLA second, and in how many of those its SLA seconds are at most the HPA's;
-* with ``--known-load HEADROOM``, the same for a stage provisioned by whoever knows each
-  second's load (``simulator.experiments.known_load.KnownLoad``: the trend and the noise, the
-  default's sizing rules), with the default's headroom (``risk``) or a fixed one in tuples/s,
-  and with ``,noiseless-restarts`` operations sized without the restart's noise: what a cell
-  costs once the level is known (with ``--table``, cell by cell);
 * with ``--plot FILE``, the counts and SLA seconds of every ``--set`` variant (or, without
   one, of the run as stored) drawn side by side, in the order given.
 
@@ -72,11 +61,9 @@ from simulator.experiments.compare_report import (
     standing_cells,
     standing_table,
 )
-from simulator.experiments.known_load import KnownLoad
-from simulator.model.noise import noise_std
 from simulator.model.queue import QueueConfig
 
-REFERENCE = "reference"  # the label of a held count's or a known load's rows among the run's
+REFERENCE = "reference"  # the label of a held count's rows among the run's
 
 TEXT = ("policy", "family", "policy_spec", "workload", "definition")
 
@@ -201,30 +188,6 @@ def changed(stored: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any
     return sum(abs(cost[tuple(row[k] for k in key)] - row["cost"]) > 1e-6 for row in rows)
 
 
-def sla_causes(cell: CompareCell) -> Counter[str]:
-    """Seconds over the SLA of one run, by the change of the running count that preceded them."""
-    _, result = queue_run(cell)
-    timeline = result.timeline
-    operators, backlog = timeline["operators"], timeline["backlog"]
-    room = ThresholdPolicy(cell.capacity).restart_room
-    changes = [i for i in range(1, len(operators)) if operators[i] != operators[i - 1]]
-    causes: Counter[str] = Counter()
-    for second in (timeline["latency"] > QueueConfig().sla).nonzero()[0]:
-        before = [i for i in changes if i <= second]
-        if not before:
-            causes["no change before"] += 1
-            continue
-        i = before[-1]
-        kind = "scale-up" if operators[i] > operators[i - 1] else "scale-down"
-        if second - i > 12:
-            causes[f"{kind}, after its restart"] += 1
-        elif backlog[i - 1] > room(int(operators[i]), cell.pause):
-            causes[f"{kind} restarting, late before it began"] += 1
-        else:
-            causes[f"{kind} restarting"] += 1
-    return causes
-
-
 class Hold:
     """No autoscaler: ``operators`` instances whatever the stage reports (a reference point)."""
 
@@ -246,27 +209,6 @@ def hold_run(job: tuple[CompareCell, int]) -> dict[str, Any]:
     """The row of holding a count on one cell."""
     cell, operators = job
     return {**run_compare_cell(cell, Hold(operators)), "policy": REFERENCE}
-
-
-def known_load_run(job: tuple[CompareCell, str]) -> dict[str, Any]:
-    """The row of ``KnownLoad`` on one cell, as ``variant`` says: ``risk`` (the default's
-    headroom) or a number of tuples/s, then optionally ``,noiseless-restarts``."""
-    cell, variant = job
-    headroom, _, restarts = variant.partition(",")
-    if restarts not in ("", "noiseless-restarts"):
-        raise ValueError(f"--known-load {variant!r}: only ',noiseless-restarts' may follow")
-    trend = workload_trend(cell.workload, cell.seed, cell.duration, cell.workload_params)
-    sigma = noise_std(trend, cell.snr, cell.definition)
-    policy = KnownLoad(
-        trend,
-        sigma,
-        cell.capacity,
-        cell.pause,
-        MAX_OPERATORS,
-        headroom=None if headroom == "risk" else float(headroom),
-        restart_noise=not restarts,
-    )
-    return {**run_compare_cell(cell, policy), "policy": REFERENCE}
 
 
 def reference_standing(
@@ -320,7 +262,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pause", type=float, default=QueueConfig.pause, help="the run's --pause")
     parser.add_argument("--delay", type=float, default=QueueConfig.delay, help="the run's --delay")
-    parser.add_argument("--causes", action="store_true", help="where the SLA seconds come from")
     parser.add_argument("--table", action="store_true", help="the standing of every cell")
     parser.add_argument("--plot", type=Path, help="draw every variant's standing to this PNG")
     parser.add_argument(
@@ -332,15 +273,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="append",
         default=[],
         help="also hold this many instances in every cell, whatever the stage reports",
-    )
-    parser.add_argument(
-        "--known-load",
-        action="append",
-        default=[],
-        metavar="HEADROOM",
-        help="also provision every cell knowing its load (simulator.experiments.known_load), "
-        "with the default's headroom ('risk') or this many tuples/s, then optionally "
-        "',noiseless-restarts' (operations sized without the restart's noise)",
     )
     args = parser.parse_args(argv)
     runs = stored_runs(args.out)
@@ -362,22 +294,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             if not settings:
                 differ = changed(runs, rows)
                 print(f"  {differ} of {len(rows)} runs of the default cost other than stored")
-            if args.causes:
-                causes: Counter[str] = Counter()
-                for counted in pool.map(sla_causes, cells, chunksize=4):
-                    causes.update(counted)
-                seeds = len({cell.seed for cell in cells})
-                for cause, seconds in causes.most_common():
-                    print(f"  {seconds / seeds:6.1f} SLA s: {cause}")
         cells = default_cells(runs, {}, args.traces, args.pause, args.delay)
         for operators in args.hold:
             held = list(pool.map(hold_run, [(cell, operators) for cell in cells], chunksize=4))
             print(f"hold {operators}: {reference_standing(runs, held)}", flush=True)
-        for headroom in args.known_load:
-            jobs = [(cell, headroom) for cell in cells]
-            known = list(pool.map(known_load_run, jobs, chunksize=4))
-            standing_text = reference_standing(runs, known, args.table)
-            print(f"known load, headroom {headroom}: {standing_text}", flush=True)
     if args.plot:
         seeds = sorted({int(run["seed"]) for run in runs})
         title = f"{args.out}, seeds {', '.join(map(str, seeds))}: the default, re-simulated"

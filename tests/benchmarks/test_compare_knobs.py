@@ -1,4 +1,4 @@
-"""benchmarks.compare_knobs: a held count and a known load as reference points against a run;
+"""benchmarks.compare_knobs: a held count as a reference point against a run;
 the variants it is asked for."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from benchmarks.compare_knobs import (
     REFERENCE,
     Hold,
     hold_run,
-    known_load_run,
     plot_standing,
     reference_standing,
     variant,
@@ -50,28 +49,6 @@ def test_holding_a_count_runs_that_count_and_is_ranked_per_price() -> None:
     assert "a SNR 1 at 5: 0.800 of the cheapest, SLA s 0.0 (HPA 0.0)" in reference_standing(
         runs, held, table=True
     )
-
-
-def test_a_known_load_is_provisioned_ahead_of_the_paper_workloads_ramps() -> None:
-    cell = CompareCell("hpa", baselines()["hpa"], "paper", 1, 10.0, duration=900.0)
-    known = known_load_run((cell, "risk"))
-    wide = known_load_run((cell, "100"))
-    hpa = run_compare_cell(cell)
-    assert known["policy"] == REFERENCE
-    # Knowing the load, the default's headroom keeps the delay with fewer instances than the
-    # HPA's 70 % target, and two more instances of headroom cost more than the default's.
-    assert known["sla_seconds"] <= hpa["sla_seconds"] + 1.0
-    assert known["operator_seconds"] < hpa["operator_seconds"]
-    assert known["operator_seconds"] < wide["operator_seconds"]
-    assert np.isfinite(known["cost"]) and known["s_total"] >= 1
-    # At SNR 1 the noise of a restart is what most of an operation's size is for: without it,
-    # fewer instance-seconds (11,728 against 10,262 when written).
-    noisy = dataclasses.replace(cell, snr=1.0)
-    noiseless = known_load_run((noisy, "risk,noiseless-restarts"))
-    with_noise = known_load_run((noisy, "risk"))
-    assert noiseless["operator_seconds"] < 0.95 * with_noise["operator_seconds"]
-    with pytest.raises(ValueError, match="noiseless-restarts"):
-        known_load_run((cell, "risk,quietly"))
 
 
 def test_a_variant_joins_settings_by_commas_with_json_values() -> None:
