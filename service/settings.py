@@ -15,6 +15,8 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from starlette.requests import Request
 
+from service.budget import WORK_BUDGET
+
 
 class Settings(BaseSettings):
     """Where the data lives, where to listen, who may call, and the size limits.
@@ -79,6 +81,28 @@ class Settings(BaseSettings):
         le=300,
         description="Seconds a write waits for another process's lock on the database "
         "(a backup, the sqlite3 shell), or for a PostgreSQL connection, before answering 503.",
+    )
+    work_budget: float = Field(
+        default=WORK_BUDGET,
+        gt=0,
+        le=3600,
+        description="Estimated CPU seconds one request may make a Scaler work (service.budget): "
+        "a batch (413) or a what-if replay (422) above it is refused before any sample is fed, "
+        "and a configuration (PUT) that cannot take 60 samples within it is refused (422).",
+    )
+    max_replays: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="What-if replays run at once, each in a worker thread; one more is answered "
+        "503 with Retry-After.",
+    )
+    health_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="Seconds /healthz waits for a worker thread, and the most the event loop "
+        "may run behind its timers, before /healthz answers 503 (the process is stuck).",
     )
     fsync: bool = Field(
         default=False,
