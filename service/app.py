@@ -135,6 +135,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
             cache_size=settings.cache_streams,
             metrics=metrics,
             work_budget=settings.work_budget,
+            lock_timeout=settings.lock_timeout,
         )
         # Everything loaded so far (modules, the app, restored series) lives as long as the
         # process: out of the collector's reach, a full collection no longer walks it. Such a
@@ -162,7 +163,12 @@ def open_storage(settings: Settings) -> Store:
         # Only here: the SQLite default never loads libpq.
         from service.postgres import PostgresStorage
 
-        return PostgresStorage(settings.database_url, timeout=settings.busy_timeout)
+        return PostgresStorage(
+            settings.database_url,
+            timeout=settings.busy_timeout,
+            lock_timeout=settings.lock_timeout,
+            statement_timeout=settings.statement_timeout,
+        )
     return Storage(settings.database, fsync=settings.fsync, busy_timeout=settings.busy_timeout)
 
 

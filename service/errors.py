@@ -139,6 +139,18 @@ class Unavailable(ServiceError):
         super().__init__(503, message, headers={"Retry-After": "1"})
 
 
+class StreamLocked(ServiceError):
+    """Another batch of the stream held it longer than the setting ``lock_timeout`` (503);
+    nothing of this batch was stored, retry later."""
+
+    def __init__(self, stream_id: str, seconds: float) -> None:
+        message = (
+            f"stream {stream_id!r} was held by another batch for more than {seconds:g} s "
+            "(setting lock_timeout); nothing was stored, retry later"
+        )
+        super().__init__(503, message, headers={"Retry-After": "1"})
+
+
 class StreamContended(ServiceError):
     """Other writers (replicas) kept committing to the stream while this batch was applied
     (503); nothing of the batch was stored, retry later."""

@@ -21,7 +21,9 @@ together do not create the tables twice. DDL is transactional in PostgreSQL: a m
 applies whole or not at all.
 
 Connection trouble (the server down or restarting, the pool exhausted for ``timeout`` seconds, a
-connection cut mid-transaction) raises ``StorageUnavailable``; the service answers 503. A
+connection cut mid-transaction) raises ``StorageUnavailable``; the service answers 503. So does
+a statement the server cancels: a row lock waited for longer than ``lock_timeout``, a statement
+run longer than ``statement_timeout`` (PostgreSQL's session settings of the same names). A
 transaction cut before its COMMIT reached the server is rolled back by the server: nothing of
 it is stored, and the client, which got a 503 or no answer, sends the batch again.
 """
@@ -44,6 +46,7 @@ from scaling import Decision
 from service.migrations import migrate
 from service.store import (
     DECISION_COLUMNS,
+    LOCK_TIMEOUT,
     StorageBusy,
     StorageUnavailable,
     Store,
@@ -100,6 +103,10 @@ _INSERT_COLUMNS = (
     "%s::float8[], %s::int8[], %s::float8[])"
 )
 
+# Seconds a statement may run, by default (the setting statement_timeout): the largest batch
+# (10,000 samples) commits in well under a second.
+STATEMENT_TIMEOUT = 30.0
+
 # Seconds a pooled connection may stay idle and still be used without a check.
 _CHECK_AFTER_IDLE = 1.0
 
@@ -153,8 +160,20 @@ class PostgresStorage(Store):
     database cannot be reached or its schema cannot be brought up to date on opening.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 8,
+        timeout: float = 5.0,
+        lock_timeout: float = LOCK_TIMEOUT,
+        statement_timeout: float = STATEMENT_TIMEOUT,
+    ) -> None:
         self.url = url
+        # PostgreSQL's own limits, per session: a statement that waits for a row lock longer
+        # than lock_timeout, or runs longer than statement_timeout, is cancelled by the server
+        # (an OperationalError: StorageUnavailable, 503 with Retry-After, nothing stored).
+        self._limits = (f"{round(lock_timeout * 1000)}ms", f"{round(statement_timeout * 1000)}ms")
         self._where = _where(url)
         self._returned: weakref.WeakKeyDictionary[Connection[Any], float] = (
             weakref.WeakKeyDictionary()
@@ -169,6 +188,7 @@ class PostgresStorage(Store):
             # instead of failing the request that gets it; see _check_if_idle.
             check=self._check_if_idle,
             reset=self._returned_now,
+            configure=self._configure,
             kwargs={"connect_timeout": max(1, round(timeout))},
             name="steadyscale",
         )
@@ -197,6 +217,16 @@ class PostgresStorage(Store):
         returned = self._returned.get(connection)
         if returned is None or time.monotonic() - returned >= _CHECK_AFTER_IDLE:
             ConnectionPool.check_connection(connection)
+
+    def _configure(self, connection: Connection[Any]) -> None:
+        """A new connection's session limits (set_config: the URL may hold options of its
+        own, which a connection option would replace)."""
+        connection.execute(
+            "SELECT set_config('lock_timeout', %s, false), "
+            "set_config('statement_timeout', %s, false)",
+            self._limits,
+        )
+        connection.commit()
 
     def _returned_now(self, connection: Connection[Any]) -> None:
         self._returned[connection] = time.monotonic()

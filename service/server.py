@@ -12,6 +12,7 @@ connection opened or its previous response ended.
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import h11
@@ -71,15 +72,35 @@ class HeaderTimeoutProtocol(H11Protocol):
 
 def serve(app: FastAPI, settings: Settings, *, log_level: str = "info") -> None:
     """Run ``app`` under uvicorn on ``settings.host:settings.port`` until stopped, with the
-    header timeout of ``settings.header_timeout``."""
+    header timeout of ``settings.header_timeout``.
+
+    Both ports are taken before anything starts: one that cannot be is an ``OSError`` of one
+    line naming the port and its option, and nothing has claimed to have started.
+    """
+    if settings.grpc_port is not None:
+        # The KEDA scaler binds it during start-up, where a failure is a page of traceback.
+        listen(settings.host, settings.grpc_port, "--grpc-port, STEADYSCALE_GRPC_PORT").close()
+    sock = listen(settings.host, settings.port, "--port, STEADYSCALE_PORT")
     protocol = type(
         "HeaderTimeout", (HeaderTimeoutProtocol,), {"header_timeout": settings.header_timeout}
     )
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=log_level,
-        http=protocol,
-        timeout_keep_alive=5,
+    config = uvicorn.Config(
+        app, log_level=log_level, http=protocol, timeout_keep_alive=5, lifespan="on"
     )
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+def listen(host: str, port: int, option: str) -> socket.socket:
+    """A socket bound to ``host:port`` (as uvicorn binds one), or ``OSError`` in one line
+    naming the address and ``option``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port} ({option}): {error.strerror}") from None
+    sock.set_inheritable(True)
+    return sock

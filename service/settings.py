@@ -8,10 +8,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any, cast
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from starlette.requests import Request
 
@@ -104,6 +105,21 @@ class Settings(BaseSettings):
         description="Seconds /healthz waits for a worker thread, and the most the event loop "
         "may run behind its timers, before /healthz answers 503 (the process is stuck).",
     )
+    lock_timeout: float = Field(
+        default=2.0,
+        gt=0,
+        le=300,
+        description="Seconds a batch waits for its stream (another batch of it, in this process "
+        "or, on PostgreSQL, any session holding its row) before answering 503 with Retry-After; "
+        "PostgreSQL's lock_timeout.",
+    )
+    statement_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Seconds a PostgreSQL statement may run before the server cancels it "
+        "(503 with Retry-After); PostgreSQL's statement_timeout.",
+    )
     fsync: bool = Field(
         default=False,
         description="Flush every commit to disk (SQLite synchronous=FULL), so acknowledged "
@@ -171,6 +187,39 @@ class Settings(BaseSettings):
     def database(self) -> Path:
         """The SQLite file, ``data_dir / "steadyscale.db"``."""
         return self.data_dir / "steadyscale.db"
+
+
+def settings_from(given: dict[str, Any], options: dict[str, str]) -> Settings:
+    """``Settings(**given)`` over the environment; a refused value as one line.
+
+    The ``ValueError`` names the option (``options`` maps a field to it, e.g. ``--port``) when
+    the value was ``given``, else the environment variable; then the value, unless it is a
+    secret (tokens, the database URL), and what is allowed.
+
+    >>> settings_from({"port": 99999}, {"port": "--port"})
+    Traceback (most recent call last):
+    ...
+    ValueError: --port=99999 is not allowed: Input should be less than or equal to 65535
+    """
+    try:
+        return Settings(**given)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        allowed = first["msg"].removeprefix("Value error, ")
+        if not field:  # a rule across settings: its message names them
+            raise ValueError(allowed) from None
+        if field in given:
+            where, value = options.get(field, field), given[field]
+        else:
+            where = f"{Settings.model_config['env_prefix']}{field.upper()}"
+            value = next((v for k, v in os.environ.items() if k.upper() == where), "")
+        shown = "" if field in _SECRET else f"={str(value)[:100]}"
+        raise ValueError(f"{where}{shown} is not allowed: {allowed}") from None
+
+
+# Settings whose values are never shown in a message.
+_SECRET = frozenset({"tokens", "database_url"})
 
 
 async def get_settings(request: Request) -> Settings:

@@ -78,6 +78,7 @@ from service.errors import (
     NoDecision,
     SampleConflict,
     StreamContended,
+    StreamLocked,
     StreamNotFound,
     Unavailable,
     UnfollowableSample,
@@ -87,6 +88,7 @@ from service.models import Sample, StreamConfig
 from service.scaler_cache import CACHE_SIZE, CachedScaler, ScalerCache
 from service.scalers import decide, per_operator, usable_scaler
 from service.store import (
+    LOCK_TIMEOUT,
     NonFiniteState,
     StaleRevision,
     StorageBusy,
@@ -142,11 +144,13 @@ class StreamService:
         cache_size: int = CACHE_SIZE,
         metrics: Metrics | None = None,
         work_budget: float = WORK_BUDGET,
+        lock_timeout: float = LOCK_TIMEOUT,
     ) -> None:
         self.storage = storage
         self.retention = retention
         self.max_batch = max_batch
         self.work_budget = work_budget
+        self.lock_timeout = lock_timeout
         self.inline_batch = inline_batch
         self._metrics = metrics
         self._guard = threading.Lock()
@@ -217,15 +221,19 @@ class StreamService:
         """Apply a batch atomically; see the module docstring.
 
         Raises ``BatchTooLarge``, ``StreamNotFound``, ``SampleConflict``,
-        ``UnfollowableSample`` or ``StreamContended``, changing nothing; with ``wait=False``,
+        ``UnfollowableSample``, ``StreamContended`` or ``StreamLocked`` (the stream's lock not
+        had within ``lock_timeout`` seconds), changing nothing; with ``wait=False``,
         ``StreamBusy`` instead of waiting for the stream's lock or the database's.
         """
         if len(samples) > self.max_batch:
             raise BatchTooLarge(len(samples), self.max_batch)
         check_increasing(samples)
         lock = self.lock(stream_id)
-        if not lock.acquire(blocking=wait):
-            raise StreamBusy(stream_id)
+        if not wait:
+            if not lock.acquire(blocking=False):
+                raise StreamBusy(stream_id)
+        elif not lock.acquire(timeout=self.lock_timeout):
+            raise StreamLocked(stream_id, self.lock_timeout)
         try:
             for _ in range(_ATTEMPTS):
                 result = self._apply(stream_id, samples, wait)
