@@ -76,6 +76,13 @@ class Settings(BaseSettings):
         le=3600,
         description="Seconds a connection may take to send a request's headers (else closed).",
     )
+    body_timeout: float = Field(
+        default=20.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection may take to send a request's body once its headers "
+        "are in (else closed); 1 MiB at 1 Mbit/s takes 8.",
+    )
     busy_timeout: float = Field(
         default=5.0,
         gt=0,
@@ -132,6 +139,20 @@ class Settings(BaseSettings):
         le=65535,
         description="Also serve KEDA's external scaler protocol (gRPC) on this port, at host; "
         "off when unset.",
+    )
+    grpc_max_calls: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="gRPC calls in progress at once (KEDA keeps a StreamIsActive open per "
+        "ScaledObject); more are answered RESOURCE_EXHAUSTED.",
+    )
+    grpc_max_message_bytes: int = Field(
+        default=64 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Largest gRPC message either way, bytes; larger ones are refused "
+        "(RESOURCE_EXHAUSTED).",
     )
     staleness: float = Field(
         default=120.0,
