@@ -19,15 +19,17 @@ from typing import Any
 
 # CPU seconds of Scaler work one request may cost, by default (the setting work_budget): a
 # what-if replay of 20,000 samples (the most the dashboard draws) through ekf, the costliest
-# filter but tvd's "mm", takes about 3.6 s.
+# filter but tvd's "mm", is estimated at 4.1 s.
 WORK_BUDGET = 5.0
 
-# CPU seconds per sample of the Scaler with the raw filter (measured 18-21 µs).
+# CPU seconds per sample of the Scaler with the raw filter. Measured (benchmarks.replay_cost,
+# docs/benchmarks.md): 10 µs best of 3, 18-21 µs on the same machine under load; the estimates
+# below are 2-2.7 times the best and 1.04-1.06 times it for "mm".
 SCALER_SECONDS = 25e-6
 
-# CPU seconds per sample each filter adds to it (measured: changepoint with the confidence
-# guard of the default 30 µs; tvd's exact method with lam "auto" 32 µs; ekf 80-150 µs; the
-# others under 5 µs, moving_median at w=10,000 included).
+# CPU seconds per sample each filter adds to it (measured under load: changepoint with the
+# default's confidence guard 30 µs; tvd's exact method with lam "auto" 32 µs; ekf 80-150 µs;
+# the others under 5 µs, moving_median at w=10,000 included).
 FILTER_SECONDS = {
     "raw": 0.0,
     "ewma": 2e-6,
