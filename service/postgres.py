@@ -170,11 +170,17 @@ class PostgresStorage(Store):
         statement_timeout: float = STATEMENT_TIMEOUT,
     ) -> None:
         self.url = url
+        self._where = _where(url)  # OSError for a URL libpq cannot read
         # PostgreSQL's own limits, per session: a statement that waits for a row lock longer
         # than lock_timeout, or runs longer than statement_timeout, is cancelled by the server
-        # (an OperationalError: StorageUnavailable, 503 with Retry-After, nothing stored).
-        self._limits = (f"{round(lock_timeout * 1000)}ms", f"{round(statement_timeout * 1000)}ms")
-        self._where = _where(url)
+        # (an OperationalError: StorageUnavailable, 503 with Retry-After, nothing stored). Set
+        # at connection start, after any options of the URL's own (a keyword would replace them).
+        limits = (
+            f"-c lock_timeout={round(lock_timeout * 1000)}ms "
+            f"-c statement_timeout={round(statement_timeout * 1000)}ms"
+        )
+        given = conninfo_to_dict(url).get("options")
+        options = f"{given} {limits}" if given else limits
         self._returned: weakref.WeakKeyDictionary[Connection[Any], float] = (
             weakref.WeakKeyDictionary()
         )
@@ -188,8 +194,7 @@ class PostgresStorage(Store):
             # instead of failing the request that gets it; see _check_if_idle.
             check=self._check_if_idle,
             reset=self._returned_now,
-            configure=self._configure,
-            kwargs={"connect_timeout": max(1, round(timeout))},
+            kwargs={"connect_timeout": max(1, round(timeout)), "options": options},
             name="steadyscale",
         )
         prepare_database(url, timeout=timeout)
@@ -217,16 +222,6 @@ class PostgresStorage(Store):
         returned = self._returned.get(connection)
         if returned is None or time.monotonic() - returned >= _CHECK_AFTER_IDLE:
             ConnectionPool.check_connection(connection)
-
-    def _configure(self, connection: Connection[Any]) -> None:
-        """A new connection's session limits (set_config: the URL may hold options of its
-        own, which a connection option would replace)."""
-        connection.execute(
-            "SELECT set_config('lock_timeout', %s, false), "
-            "set_config('statement_timeout', %s, false)",
-            self._limits,
-        )
-        connection.commit()
 
     def _returned_now(self, connection: Connection[Any]) -> None:
         self._returned[connection] = time.monotonic()
