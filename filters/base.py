@@ -45,7 +45,13 @@ from filters.configurable import (
     reject,
 )
 
+# The longest window a filter may keep, samples: its samples are state, exported at every
+# checkpoint (10,000 are about 200 KB of JSON, some 10 ms to write); the windows that smooth
+# well at one sample a second are tens to hundreds (docs/paper.md, docs/default.md).
+MAX_WINDOW = 10_000
+
 __all__ = [
+    "MAX_WINDOW",
     "Configurable",
     "Denoiser",
     "ParameterError",

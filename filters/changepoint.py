@@ -17,7 +17,7 @@ from filters.level_statistics import (
     drift_share,
     evident_drift,
 )
-from filters.seasonality import QUANTA, WINDOW, fold
+from filters.seasonality import QUANTA, WINDOW, fold, quantise
 
 # A difference of two samples carries the noise twice; winsorised at 3 of its deviations,
 # E[min(|z|, 3)] = sqrt(2/pi) (1 - exp(-9/2)) + 6 (1 - Phi(3)) = 0.797096 for a standard normal
@@ -45,8 +45,6 @@ _LEAST_ALLOWANCE = 0.25
 _CYCLE_SHARE = 0.5
 # Samples kept to restart the level from after a change.
 _RECENT = 64
-# Largest cycle-test residual (an int32): reached if the noise grows ~175,000-fold in a window.
-_LARGEST_QUANTUM = 2**31 - 1
 
 
 class ChangePoint(Denoiser):
@@ -274,10 +272,7 @@ class ChangePoint(Denoiser):
         residuals = self._cycle_residuals
         if not residuals:
             self._cycle_step = sigma / QUANTA
-        quantum = round(z * sigma / self._cycle_step)
-        if not -_LARGEST_QUANTUM <= quantum <= _LARGEST_QUANTUM:  # the noise grew ~10^5-fold
-            quantum = _LARGEST_QUANTUM if quantum > 0 else -_LARGEST_QUANTUM
-        residuals.append(quantum)
+        residuals.append(quantise(z * sigma, self._cycle_step))
         if len(residuals) == WINDOW:
             self._cycle_windows, self._cycle = fold(
                 self._cycle_power, self._cycle_windows, residuals, self._cycle_step

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import sys
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Generic, NoReturn, TypeVar
@@ -226,9 +227,13 @@ def check_number(
     numeric = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
         value, bool
     )
-    # Integers are exact whatever their size; float() of a 400-digit one would overflow.
+    # Integers are compared exactly whatever their size (float() of a 400-digit one would
+    # overflow), and refused beyond the largest float: every part computes in floats, so such
+    # a setting could never take a sample.
     exact = isinstance(value, int | np.integer)
-    ok = numeric and (exact or math.isfinite(value))  # type: ignore[arg-type]
+    ok = numeric and (
+        abs(value) <= sys.float_info.max if exact else math.isfinite(value)  # type: ignore[arg-type]
+    )
     if ok and integer and not exact:
         ok = float(value).is_integer()  # type: ignore[arg-type]
     if ok and minimum is not None:

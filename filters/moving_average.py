@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from filters.base import Denoiser, check_number
+from filters.base import MAX_WINDOW, Denoiser, check_number
 
 
 class MovingAverage(Denoiser):
@@ -23,7 +23,7 @@ class MovingAverage(Denoiser):
     Parameters
     ----------
     w
-        Window length in samples, an integer >= 1.
+        Window length in samples, an integer from 1 to ``MAX_WINDOW`` (10,000).
 
     >>> from filters import make_filter
     >>> make_filter("moving_average", w=2).filter([1.0, 3.0, 5.0, 7.0]).tolist()
@@ -33,7 +33,7 @@ class MovingAverage(Denoiser):
     name = "moving_average"
 
     def __init__(self, w: int = 10) -> None:
-        check_number(self.name, "w", w, minimum=1, integer=True)
+        check_number(self.name, "w", w, minimum=1, maximum=MAX_WINDOW, integer=True)
         self.w = w
         self.reset()
 

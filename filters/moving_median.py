@@ -6,7 +6,7 @@ from bisect import bisect_left, insort
 from collections import deque
 from typing import Any
 
-from filters.base import Denoiser, check_number
+from filters.base import MAX_WINDOW, Denoiser, check_number
 from filters.noise import _is_finite_number, _median
 
 
@@ -41,7 +41,7 @@ class MovingMedian(Denoiser):
     Parameters
     ----------
     w
-        Window length in samples, an integer >= 1.
+        Window length in samples, an integer from 1 to ``MAX_WINDOW`` (10,000).
 
     >>> from filters import make_filter
     >>> volumes = [300.0, 300.0, 300.0, 2000.0, 2000.0, 300.0, 300.0]
@@ -56,7 +56,7 @@ class MovingMedian(Denoiser):
     name = "moving_median"
 
     def __init__(self, w: int = 60) -> None:
-        check_number(self.name, "w", w, minimum=1, integer=True)
+        check_number(self.name, "w", w, minimum=1, maximum=MAX_WINDOW, integer=True)
         self.w = w
         self.reset()
 

@@ -21,6 +21,8 @@ import numpy as np
 
 WINDOW = 512
 """Samples per periodogram."""
+# Largest cycle-test residual, in whole numbers of the step (an int32).
+_LARGEST_QUANTUM = 2**31 - 1
 QUANTA = 4096.0
 """Whole numbers per noise deviation (at the window's start) in which a window's residuals are
 kept: a state then carries the window as 2 KB of int32 (base64), not 511 floats of 18 digits.
@@ -114,6 +116,21 @@ def cycle_variance(power: np.ndarray, windows: float) -> float:
         if strongest * windows / floor > threshold:
             best = max(best, strongest - 2.0 * harmonics * floor)
     return best
+
+
+def quantise(residual: float, step: float) -> int:
+    """``residual`` in whole numbers of ``step``, within an int32: the noise may grow
+    ~175,000-fold within a window, and a step of a subnormal noise is 0.
+
+    >>> quantise(10.0, 0.25), quantise(1e12, 1e-300), quantise(-1e-320, 0.0), quantise(0.0, 0.0)
+    (40, 2147483647, -2147483647, 0)
+    """
+    if residual == 0.0:
+        return 0
+    scaled = residual / step if step > 0.0 else math.copysign(math.inf, residual)
+    if -_LARGEST_QUANTUM <= scaled <= _LARGEST_QUANTUM:
+        return round(scaled)
+    return _LARGEST_QUANTUM if scaled > 0.0 else -_LARGEST_QUANTUM
 
 
 def fold(

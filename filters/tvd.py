@@ -7,16 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from filters.base import Denoiser, ParameterError, check_choice, check_number
+from filters.base import MAX_WINDOW, Denoiser, ParameterError, check_choice, check_number
 from filters.noise import NoiseEstimator, _is_finite_number
 from filters.tv_mm import tv_mm
 
 _KNOTS = ("_position", "_slope", "_intercept")
 
-# ``method="mm"`` costs O(window * iterations) per sample. These bounds keep one sample under
-# about a second (10,000 samples x 1,000 iterations of a banded solve), so no setting can turn
-# a single update into minutes of work; fidelity checks use far less (30-300 iterations).
-MAX_WINDOW = 10_000
+# ``method="mm"`` costs O(window * iterations) per sample. These bounds (with the window's,
+# filters.base.MAX_WINDOW) keep one sample under about a second (10,000 samples x 1,000
+# iterations of a banded solve), so no setting can turn a single update into minutes of work;
+# fidelity checks use far less (30-300 iterations).
 MAX_ITERATIONS = 1_000
 
 

@@ -53,14 +53,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.dashboard import OPEN_PATHS, OPEN_PREFIX, dashboard
 from service.errors import ServiceError, Unavailable
+from service.health import LoopWatch
 from service.keda import serve_keda
 from service.metrics import Metrics, RequestMetricsMiddleware
 from service.models import MAX_ERRORS, STREAM_ID_ALLOWED, FieldError, Problem
+from service.replay import Replays
 from service.routes import api, probes
 from service.settings import Settings, get_settings
+from service.shown import cut
 from service.storage import Storage, prepare_file
 from service.store import StorageUnavailable, Store
 from service.streams import INLINE_BATCH, StreamService
+
+# The largest error body, bytes, whatever the request (issue 32: a 1 MB PUT was answered 15.6 MB).
+MAX_ERROR_BODY = 64 * 1024
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -128,6 +134,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
             inline_batch=0 if settings.fsync or settings.database_url else INLINE_BATCH,
             cache_size=settings.cache_streams,
             metrics=metrics,
+            work_budget=settings.work_budget,
+            lock_timeout=settings.lock_timeout,
         )
         # Everything loaded so far (modules, the app, restored series) lives as long as the
         # process: out of the collector's reach, a full collection no longer walks it. Such a
@@ -135,8 +143,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         # held the GIL, and so the event loop, for about 100 ms (/healthz p99 at 10,000
         # streams while the stream list was read).
         gc.freeze()
-        with serve_keda(settings, streams):
-            yield {"settings": settings, "streams": streams, "metrics": metrics}
+        replays = Replays(settings.max_replays, settings.work_budget)
+        with serve_keda(settings, streams), LoopWatch() as watch:
+            yield {
+                "settings": settings,
+                "streams": streams,
+                "metrics": metrics,
+                "replays": replays,
+                "watch": watch,
+            }
     finally:
         storage.close()
 
@@ -148,7 +163,12 @@ def open_storage(settings: Settings) -> Store:
         # Only here: the SQLite default never loads libpq.
         from service.postgres import PostgresStorage
 
-        return PostgresStorage(settings.database_url, timeout=settings.busy_timeout)
+        return PostgresStorage(
+            settings.database_url,
+            timeout=settings.busy_timeout,
+            lock_timeout=settings.lock_timeout,
+            statement_timeout=settings.statement_timeout,
+        )
     return Storage(settings.database, fsync=settings.fsync, busy_timeout=settings.busy_timeout)
 
 
@@ -300,9 +320,9 @@ async def _internal_error(request: Request, error: Exception) -> JSONResponse:
 
 def _problem_response(error: HTTPException) -> JSONResponse:
     if isinstance(error, ServiceError):
-        detail, errors, sample = error.message, error.errors, error.sample
+        detail, errors, sample = error.message, error.errors[:MAX_ERRORS], error.sample
     else:
-        detail, errors, sample = str(error.detail), [], None
+        detail, errors, sample = cut(str(error.detail)), [], None
     problem = Problem(
         status=error.status_code,
         error=HTTPStatus(error.status_code).phrase,
@@ -310,7 +330,12 @@ def _problem_response(error: HTTPException) -> JSONResponse:
         errors=errors,
         sample=sample,
     )
-    return JSONResponse(problem.model_dump(mode="json"), error.status_code, error.headers)
+    response = JSONResponse(problem.model_dump(mode="json"), error.status_code, error.headers)
+    while len(response.body) > MAX_ERROR_BODY and problem.errors:
+        # Escaped characters (\u0000 is six) can still take MAX_ERRORS sentences past it.
+        problem.errors = problem.errors[: len(problem.errors) // 2]
+        response = JSONResponse(problem.model_dump(mode="json"), error.status_code, error.headers)
+    return response
 
 
 def _field_error(detail: dict[str, Any]) -> FieldError:

@@ -20,9 +20,9 @@ nothing (a dry run).
 from __future__ import annotations
 
 import importlib.resources
-from typing import Annotated
+from typing import Annotated, cast
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
@@ -31,8 +31,8 @@ from service.answers import decision_out, json_answer, problems
 from service.body import JSONRoute
 from service.errors import ServiceError
 from service.models import DecisionOut, StreamConfig
+from service.replay import Replays
 from service.routes import StreamId, StreamsDep
-from service.scalers import build_scaler
 from service.settings import Settings, get_settings
 
 # Served without a token: the page and its files, never the data.
@@ -59,7 +59,8 @@ CONTENT_SECURITY_POLICY = (
 )
 
 # The most samples one what-if replays: as many as the page draws in a chart. Measured over
-# 20,000 samples: 0.42 s with the default filter, 0.69 s with TVD, in a worker thread.
+# 20,000 samples: 0.42 s with the default filter, 0.69 s with TVD, in a worker thread; a
+# costlier filter is held to the setting work_budget (service.replay).
 MAX_REPLAY = 20_000
 
 _STATIC = importlib.resources.files("service") / "static"
@@ -74,6 +75,11 @@ class WhatIfOut(BaseModel):
     scaling_operations: int = Field(description="Decisions that changed the operator count.")
 
 
+async def get_replays(request: Request) -> Replays:
+    """The app's ``Replays``, opened by its lifespan."""
+    return cast(Replays, request.state.replays)
+
+
 @dashboard.post(
     "/v1/streams/{stream_id}/what-if",
     tags=["streams"],
@@ -81,9 +87,11 @@ class WhatIfOut(BaseModel):
     responses=problems(400, 401, 404, 413, 415, 422, 503),
 )
 async def what_if(
+    request: Request,
     stream_id: StreamId,
     config: StreamConfig,
     streams: StreamsDep,
+    replays: Annotated[Replays, Depends(get_replays)],
     since: Annotated[
         float | None,
         Query(allow_inf_nan=False, description="Replay the samples with t > since."),
@@ -94,31 +102,18 @@ async def what_if(
 ) -> Response:
     """A dry run: the stream's retained samples (with what the job reported) through a fresh
     Scaler of ``config``, starting at ``config.operators``. Nothing is stored; the stream and
-    its decisions stay as they are."""
+    its decisions stay as they are. Bounded (``service.replay``): 503 while ``max_replays``
+    run, 422 above the ``work_budget``; it stops when the client leaves."""
+    decisions = await replays.replay(request, streams, stream_id, config, since, limit)
 
-    def replay() -> bytes:
-        scaler = build_scaler(config)
-        samples = streams.history(stream_id, since, limit)
-        decisions = [
-            scaler.observe(
-                sample.volume,
-                sample.t,
-                backlog=sample.backlog,
-                running=sample.running,
-                processed=sample.processed,
-            )
-            for sample in samples
-        ]
-        return (
-            WhatIfOut(
-                decisions=[decision_out(decision) for decision in decisions],
-                scaling_operations=sum(decision.action != "none" for decision in decisions),
-            )
-            .model_dump_json()
-            .encode()
+    def answer() -> bytes:
+        out = WhatIfOut(
+            decisions=[decision_out(decision) for decision in decisions],
+            scaling_operations=sum(decision.action != "none" for decision in decisions),
         )
+        return out.model_dump_json().encode()
 
-    return json_answer(await run_in_threadpool(replay))
+    return json_answer(await run_in_threadpool(answer))
 
 
 @dashboard.get("/", response_class=HTMLResponse, include_in_schema=False)

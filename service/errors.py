@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from starlette.exceptions import HTTPException
 
 from service.models import FieldError, Sample, SampleRef
+from service.shown import cut
 from service.store import StorageUnavailable
 
 
@@ -30,6 +31,7 @@ class ServiceError(HTTPException):
         sample: SampleRef | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
+        message = cut(message)
         super().__init__(status_code, message, headers)
         self.message = message
         self.errors = list(errors)
@@ -66,6 +68,18 @@ class BatchTooLarge(ServiceError):
 
     def __init__(self, count: int, max_batch: int) -> None:
         allowed = f"at most {max_batch} samples per request (setting max_batch)"
+        message = f"{count} samples in one request; {allowed}"
+        super().__init__(413, message, [FieldError.of("samples", count, allowed, message)])
+
+
+class BatchTooCostly(ServiceError):
+    """A batch whose estimated work is over the setting ``work_budget`` (413)."""
+
+    def __init__(self, count: int, fit: int, seconds: float, budget: float) -> None:
+        allowed = (
+            f"at most {fit} samples per request for this stream's configuration (about "
+            f"{seconds:.3g} s of CPU per sample; setting work_budget: {budget:g} s)"
+        )
         message = f"{count} samples in one request; {allowed}"
         super().__init__(413, message, [FieldError.of("samples", count, allowed, message)])
 
@@ -122,6 +136,18 @@ class Unavailable(ServiceError):
         else:
             stored = "nothing was stored; retry later"
         message = f"the storage is unavailable, {stored}: {error.reason}"
+        super().__init__(503, message, headers={"Retry-After": "1"})
+
+
+class StreamLocked(ServiceError):
+    """Another batch of the stream held it longer than the setting ``lock_timeout`` (503);
+    nothing of this batch was stored, retry later."""
+
+    def __init__(self, stream_id: str, seconds: float) -> None:
+        message = (
+            f"stream {stream_id!r} was held by another batch for more than {seconds:g} s "
+            "(setting lock_timeout); nothing was stored, retry later"
+        )
         super().__init__(503, message, headers={"Retry-After": "1"})
 
 

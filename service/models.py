@@ -8,7 +8,8 @@ has it), like the filters' integer parameters.
 Every number has bounds (``service.bounds``), and the OpenAPI document states them.
 
 Error bodies are bounded whatever the input: a ``FieldError`` shows the value received cut to
-``SHOWN_CHARS`` characters of JSON, and a ``Problem`` lists at most ``MAX_ERRORS`` of them.
+``SHOWN_CHARS`` characters of JSON and its sentences to ``TEXT_CHARS``, and a ``Problem`` lists
+at most ``MAX_ERRORS`` of them (``service.app`` keeps the whole body under ``MAX_ERROR_BODY``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from service.bounds import (
     check_volume,
     count,
 )
-from service.shown import SHOWN_CHARS, shown
+from service.shown import SHOWN_CHARS, TEXT_CHARS, cut, shown
 
 # Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
 STREAM_ID_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"
@@ -327,8 +328,12 @@ class FieldError(BaseModel):
         f"for numbers JSON cannot hold; a string of its first {SHOWN_CHARS} characters of "
         "JSON and '...' when longer."
     )
-    allowed: str = Field(description="What would be accepted.")
-    message: str = Field(description="The whole story in one sentence.")
+    allowed: str = Field(
+        description=f"What would be accepted; at most {TEXT_CHARS} characters and '...'."
+    )
+    message: str = Field(
+        description=f"The whole story in one sentence; at most {TEXT_CHARS} characters and '...'."
+    )
 
     @classmethod
     def of(cls, field: str, value: Any, allowed: str, message: str | None = None) -> FieldError:
@@ -339,12 +344,13 @@ class FieldError(BaseModel):
         'samples[0].volume=NaN is not allowed: volume must be >= 0'
         """
         shown_value = shown(value)
+        field, allowed = cut(field, SHOWN_CHARS), cut(allowed)
         if message is None:
             bare = isinstance(value, float) and not math.isfinite(value)
             text = str(shown_value) if bare else json.dumps(shown_value)
             text = text if len(text) <= 80 else text[:77] + "..."
             message = f"{field}={text} is not allowed: {allowed}"
-        return cls(field=field, value=shown_value, allowed=allowed, message=message)
+        return cls(field=field, value=shown_value, allowed=allowed, message=cut(message))
 
 
 class SampleRef(BaseModel):

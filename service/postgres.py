@@ -21,7 +21,9 @@ together do not create the tables twice. DDL is transactional in PostgreSQL: a m
 applies whole or not at all.
 
 Connection trouble (the server down or restarting, the pool exhausted for ``timeout`` seconds, a
-connection cut mid-transaction) raises ``StorageUnavailable``; the service answers 503. A
+connection cut mid-transaction) raises ``StorageUnavailable``; the service answers 503. So does
+a statement the server cancels: a row lock waited for longer than ``lock_timeout``, a statement
+run longer than ``statement_timeout`` (PostgreSQL's session settings of the same names). A
 transaction cut before its COMMIT reached the server is rolled back by the server: nothing of
 it is stored, and the client, which got a 503 or no answer, sends the batch again.
 """
@@ -44,6 +46,7 @@ from scaling import Decision
 from service.migrations import migrate
 from service.store import (
     DECISION_COLUMNS,
+    LOCK_TIMEOUT,
     StorageBusy,
     StorageUnavailable,
     Store,
@@ -106,6 +109,10 @@ _INSERT_COLUMNS = (
     "%s::float8[], %s::int8[], %s::float8[], %s::text[], %s::text[])"
 )
 
+# Seconds a statement may run, by default (the setting statement_timeout): the largest batch
+# (10,000 samples) commits in well under a second.
+STATEMENT_TIMEOUT = 30.0
+
 # Seconds a pooled connection may stay idle and still be used without a check.
 _CHECK_AFTER_IDLE = 1.0
 
@@ -159,9 +166,27 @@ class PostgresStorage(Store):
     database cannot be reached or its schema cannot be brought up to date on opening.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 8, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 8,
+        timeout: float = 5.0,
+        lock_timeout: float = LOCK_TIMEOUT,
+        statement_timeout: float = STATEMENT_TIMEOUT,
+    ) -> None:
         self.url = url
-        self._where = _where(url)
+        self._where = _where(url)  # OSError for a URL libpq cannot read
+        # PostgreSQL's own limits, per session: a statement that waits for a row lock longer
+        # than lock_timeout, or runs longer than statement_timeout, is cancelled by the server
+        # (an OperationalError: StorageUnavailable, 503 with Retry-After, nothing stored). Set
+        # at connection start, after any options of the URL's own (a keyword would replace them).
+        limits = (
+            f"-c lock_timeout={round(lock_timeout * 1000)}ms "
+            f"-c statement_timeout={round(statement_timeout * 1000)}ms"
+        )
+        given = conninfo_to_dict(url).get("options")
+        options = f"{given} {limits}" if given else limits
         self._returned: weakref.WeakKeyDictionary[Connection[Any], float] = (
             weakref.WeakKeyDictionary()
         )
@@ -175,7 +200,7 @@ class PostgresStorage(Store):
             # instead of failing the request that gets it; see _check_if_idle.
             check=self._check_if_idle,
             reset=self._returned_now,
-            kwargs={"connect_timeout": max(1, round(timeout))},
+            kwargs={"connect_timeout": max(1, round(timeout)), "options": options},
             name="steadyscale",
         )
         prepare_database(url, timeout=timeout)

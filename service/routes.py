@@ -14,6 +14,7 @@ then POST its samples, then GET its decision, history and metric; a fuzzer follo
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Annotated, Any, cast
 
@@ -25,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from service.answers import decision_out, json_answer, problems
 from service.body import JSONRoute
 from service.errors import ServiceError, Unavailable
+from service.health import LoopWatch
 from service.metrics import Metrics
 from service.models import (
     STREAM_ID_ALLOWED,
@@ -91,10 +93,33 @@ probes = APIRouter(tags=["probes"], route_class=JSONRoute)
 api = APIRouter(responses={**problems(401), **_STORAGE}, route_class=JSONRoute)
 
 
-@probes.get("/healthz")
-async def healthz() -> Status:
-    """Liveness: the process answers. Always 200, never needs a token."""
+@probes.get("/healthz", responses=problems(503))
+async def healthz(request: Request) -> Status:
+    """Liveness: 200 while the event loop runs its timers on time and a worker thread takes
+    work, both within the setting ``health_timeout``; else 503 (``service.health``). Never
+    needs a token."""
+    settings = request.state.settings
+    watch: LoopWatch = request.state.watch
+    behind = watch.behind()
+    if behind > settings.health_timeout:
+        message = (
+            f"the event loop runs {behind:.1f} s behind its timers, more than "
+            f"{settings.health_timeout:g} s (setting health_timeout)"
+        )
+        raise ServiceError(503, message)
+    try:
+        await asyncio.wait_for(run_in_threadpool(_nothing), settings.health_timeout)
+    except TimeoutError:
+        message = (
+            f"no worker thread took work within {settings.health_timeout:g} s "
+            "(setting health_timeout): every one is held"
+        )
+        raise ServiceError(503, message) from None
     return Status(status="ok")
+
+
+def _nothing() -> None:
+    """What /healthz asks a worker thread to do."""
 
 
 @probes.get("/readyz", responses=problems(401, 503))

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from scaling import Scaler
+from service.budget import sample_seconds
 from service.errors import StreamNotFound
 from service.store import Store
 
@@ -28,6 +29,8 @@ class CachedScaler:
     scaler: Scaler
     revision: str
     last_t: float | None
+    # Estimated CPU seconds per sample (service.budget), for the work budget of a batch.
+    estimate: float
     # Seconds per sample of the last batches (filtering and commit); None before the first.
     cost: float | None = None
 
@@ -67,7 +70,7 @@ class ScalerCache:
         stream, state = stored
         scaler = Scaler.from_spec(stream.spec, stream.initial_operators)
         scaler.load_state_dict(state)
-        entry = CachedScaler(scaler, stream.revision, stream.t)
+        entry = CachedScaler(scaler, stream.revision, stream.t, sample_seconds(stream.spec))
         with self._guard:
             self._entries[stream_id] = entry
             while len(self._entries) > self.size:

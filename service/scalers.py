@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from filters import make_filter
-from filters.base import ParameterError
-from filters.tvd import MAX_WINDOW
+from filters.base import MAX_WINDOW, ParameterError
 from scaling import Decision, Scaler, ThresholdPolicy, default_spec, make_guard
+from service.budget import BATCH_IN_BUDGET, sample_seconds
 from service.errors import InvalidInput, UnfollowableSample
 from service.models import FieldError, Sample, StreamConfig
 
@@ -24,12 +25,24 @@ T = TypeVar("T")
 # Operators a decision may ask for and still be stored (SQLite integers are 64-bit).
 _MAX_DECIDED = 2**53
 
+# Samples a configuration is tried on before a stream takes it: its filter's first updates
+# differ (a first sample, a first difference), the third is a steady one.
+_PROBE = 3
 
-def decide(scaler: Scaler, samples: Sequence[Sample], fresh: int) -> list[Decision]:
+
+def decide(
+    scaler: Scaler,
+    samples: Sequence[Sample],
+    fresh: int,
+    stop: threading.Event | None = None,
+) -> list[Decision]:
     """The Scaler's decisions for ``samples[fresh:]``; ``UnfollowableSample`` for the first
-    it refuses or decides with a non-finite filtered value or an unstorable count."""
+    it refuses or decides with a non-finite filtered value or an unstorable count. Once
+    ``stop`` is set, the decisions so far (the caller throws them away)."""
     decisions = []
     for index in range(fresh, len(samples)):
+        if stop is not None and stop.is_set():
+            break
         sample = samples[index]
         try:
             decision = scaler.observe(
@@ -95,6 +108,32 @@ def build_scaler(config: StreamConfig) -> Scaler:
         return Scaler(denoiser, policy, [g for g in guards if g is not None], config.operators)
     except ValueError as error:
         raise InvalidInput([_field_error("", {"operators": config.operators}, error)]) from None
+
+
+def usable_scaler(config: StreamConfig, work_budget: float) -> Scaler:
+    """``build_scaler(config)``, refusing (``InvalidInput``) a configuration a stream could
+    not use: one that cannot take ``BATCH_IN_BUDGET`` samples within ``work_budget`` CPU
+    seconds (``service.budget``), or one that cannot follow a steady volume of one operator's
+    capacity for ``_PROBE`` samples (a throwaway Scaler is fed them)."""
+    scaler = build_scaler(config)
+    seconds = sample_seconds(scaler.spec)
+    if seconds * BATCH_IN_BUDGET > work_budget:
+        allowed = (
+            f"a filter that takes {BATCH_IN_BUDGET} samples within the work budget of "
+            f"{work_budget:g} s per request (setting work_budget); this one costs about "
+            f"{seconds:.3g} s of CPU per sample"
+        )
+        raise InvalidInput([FieldError.of("filter", scaler.spec["filter"], allowed)])
+    capacity = config.policy.capacity
+    probe = [Sample(t=float(t), volume=capacity) for t in range(_PROBE)]
+    try:
+        decide(build_scaler(config), probe, 0)
+    except UnfollowableSample as error:
+        allowed = "a configuration that can follow a steady volume of one operator's capacity"
+        why = error.message.partition("cannot be followed: ")[2]
+        message = f"the configuration cannot follow a steady volume of {capacity:g}: {why}"
+        raise InvalidInput([FieldError.of("config", None, allowed, message)]) from None
+    return scaler
 
 
 def _field_error(prefix: str, spec: dict[str, Any], error: ValueError) -> FieldError:

@@ -4,7 +4,9 @@ uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but has no l
 a client may take to send a request's headers: a client that opens connections and sends a few
 bytes of headers now and then holds them open forever (slowloris). ``HeaderTimeoutProtocol``
 closes a connection whose request headers are not complete ``header_timeout`` seconds after the
-connection opened or its previous response ended.
+connection opened or its previous response ended, and one whose request body is not complete
+``body_timeout`` seconds after its headers were (issue 32: 4,000 connections sending a byte of
+body every 2 s were all held).
 
 ``serve(app, settings)`` is what ``steadyscale serve`` runs.
 """
@@ -12,6 +14,7 @@ connection opened or its previous response ended.
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import h11
@@ -27,13 +30,16 @@ _WAITING = (h11.IDLE, h11.DONE)
 
 class HeaderTimeoutProtocol(H11Protocol):
     """uvicorn's h11 protocol, closing connections that do not finish sending a request's
-    headers within ``header_timeout`` seconds."""
+    headers within ``header_timeout`` seconds, or its body within ``body_timeout`` seconds of
+    its headers."""
 
     header_timeout = 10.0
+    body_timeout = 20.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -41,17 +47,25 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:
-            # The request line and headers are in; the body is the app's to wait for.
+        state = self.conn.their_state
+        if state is not h11.IDLE:
+            # The request line and headers are in.
             self._disarm_header_timer()
+        if state is h11.SEND_BODY:
+            if self._body_timer is None:
+                self._body_timer = self.loop.call_later(self.body_timeout, self._body_too_slow)
+        else:
+            self._disarm_body_timer()
 
     def on_response_complete(self) -> None:
+        self._disarm_body_timer()
         super().on_response_complete()
         if not self.transport.is_closing() and self.conn.their_state in _WAITING:
             self._arm_header_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_timer()
+        self._disarm_body_timer()
         super().connection_lost(exc)
 
     def _arm_header_timer(self) -> None:
@@ -63,6 +77,16 @@ class HeaderTimeoutProtocol(H11Protocol):
             self._header_timer.cancel()
             self._header_timer = None
 
+    def _disarm_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_too_slow(self) -> None:
+        self._body_timer = None
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            self.transport.close()
+
     def _headers_too_slow(self) -> None:
         self._header_timer = None
         if self.conn.their_state in _WAITING and not self.transport.is_closing():
@@ -71,15 +95,34 @@ class HeaderTimeoutProtocol(H11Protocol):
 
 def serve(app: FastAPI, settings: Settings, *, log_level: str = "info") -> None:
     """Run ``app`` under uvicorn on ``settings.host:settings.port`` until stopped, with the
-    header timeout of ``settings.header_timeout``."""
-    protocol = type(
-        "HeaderTimeout", (HeaderTimeoutProtocol,), {"header_timeout": settings.header_timeout}
+    header timeout of ``settings.header_timeout``.
+
+    Both ports are taken before anything starts: one that cannot be is an ``OSError`` of one
+    line naming the port and its option, and nothing has claimed to have started.
+    """
+    if settings.grpc_port is not None:
+        # The KEDA scaler binds it during start-up, where a failure is a page of traceback.
+        listen(settings.host, settings.grpc_port, "--grpc-port, STEADYSCALE_GRPC_PORT").close()
+    sock = listen(settings.host, settings.port, "--port, STEADYSCALE_PORT")
+    timeouts = {"header_timeout": settings.header_timeout, "body_timeout": settings.body_timeout}
+    protocol = type("HeaderTimeout", (HeaderTimeoutProtocol,), timeouts)
+    config = uvicorn.Config(
+        app, log_level=log_level, http=protocol, timeout_keep_alive=5, lifespan="on"
     )
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=log_level,
-        http=protocol,
-        timeout_keep_alive=5,
-    )
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+def listen(host: str, port: int, option: str) -> socket.socket:
+    """A socket bound to ``host:port`` (as uvicorn binds one), or ``OSError`` in one line
+    naming the address and ``option``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port} ({option}): {error.strerror}") from None
+    sock.set_inheritable(True)
+    return sock

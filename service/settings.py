@@ -8,12 +8,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any, cast
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from starlette.requests import Request
+
+from service.budget import WORK_BUDGET
 
 
 class Settings(BaseSettings):
@@ -73,12 +76,56 @@ class Settings(BaseSettings):
         le=3600,
         description="Seconds a connection may take to send a request's headers (else closed).",
     )
+    body_timeout: float = Field(
+        default=20.0,
+        gt=0,
+        le=3600,
+        description="Seconds a connection may take to send a request's body once its headers "
+        "are in (else closed); 1 MiB at 1 Mbit/s takes 8.",
+    )
     busy_timeout: float = Field(
         default=5.0,
         gt=0,
         le=300,
         description="Seconds a write waits for another process's lock on the database "
         "(a backup, the sqlite3 shell), or for a PostgreSQL connection, before answering 503.",
+    )
+    work_budget: float = Field(
+        default=WORK_BUDGET,
+        gt=0,
+        le=3600,
+        description="Estimated CPU seconds one request may make a Scaler work (service.budget): "
+        "a batch (413) or a what-if replay (422) above it is refused before any sample is fed, "
+        "and a configuration (PUT) that cannot take 60 samples within it is refused (422).",
+    )
+    max_replays: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="What-if replays run at once, each in a worker thread; one more is answered "
+        "503 with Retry-After.",
+    )
+    health_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="Seconds /healthz waits for a worker thread, and the most the event loop "
+        "may run behind its timers, before /healthz answers 503 (the process is stuck).",
+    )
+    lock_timeout: float = Field(
+        default=2.0,
+        gt=0,
+        le=300,
+        description="Seconds a batch waits for its stream (another batch of it, in this process "
+        "or, on PostgreSQL, any session holding its row) before answering 503 with Retry-After; "
+        "PostgreSQL's lock_timeout.",
+    )
+    statement_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Seconds a PostgreSQL statement may run before the server cancels it "
+        "(503 with Retry-After); PostgreSQL's statement_timeout.",
     )
     fsync: bool = Field(
         default=False,
@@ -92,6 +139,20 @@ class Settings(BaseSettings):
         le=65535,
         description="Also serve KEDA's external scaler protocol (gRPC) on this port, at host; "
         "off when unset.",
+    )
+    grpc_max_calls: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="gRPC calls in progress at once (KEDA keeps a StreamIsActive open per "
+        "ScaledObject); more are answered RESOURCE_EXHAUSTED.",
+    )
+    grpc_max_message_bytes: int = Field(
+        default=64 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Largest gRPC message either way, bytes; larger ones are refused "
+        "(RESOURCE_EXHAUSTED).",
     )
     staleness: float = Field(
         default=120.0,
@@ -147,6 +208,39 @@ class Settings(BaseSettings):
     def database(self) -> Path:
         """The SQLite file, ``data_dir / "steadyscale.db"``."""
         return self.data_dir / "steadyscale.db"
+
+
+def settings_from(given: dict[str, Any], options: dict[str, str]) -> Settings:
+    """``Settings(**given)`` over the environment; a refused value as one line.
+
+    The ``ValueError`` names the option (``options`` maps a field to it, e.g. ``--port``) when
+    the value was ``given``, else the environment variable; then the value, unless it is a
+    secret (tokens, the database URL), and what is allowed.
+
+    >>> settings_from({"port": 99999}, {"port": "--port"})
+    Traceback (most recent call last):
+    ...
+    ValueError: --port=99999 is not allowed: Input should be less than or equal to 65535
+    """
+    try:
+        return Settings(**given)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        allowed = first["msg"].removeprefix("Value error, ")
+        if not field:  # a rule across settings: its message names them
+            raise ValueError(allowed) from None
+        if field in given:
+            where, value = options.get(field, field), given[field]
+        else:
+            where = f"{Settings.model_config['env_prefix']}{field.upper()}"
+            value = next((v for k, v in os.environ.items() if k.upper() == where), "")
+        shown = "" if field in _SECRET else f"={str(value)[:100]}"
+        raise ValueError(f"{where}{shown} is not allowed: {allowed}") from None
+
+
+# Settings whose values are never shown in a message.
+_SECRET = frozenset({"tokens", "database_url"})
 
 
 async def get_settings(request: Request) -> Settings:

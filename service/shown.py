@@ -10,6 +10,10 @@ from pydantic import JsonValue
 
 # Characters of a value's JSON that an error body shows.
 SHOWN_CHARS = 200
+# Characters of any sentence an error body holds (a field's name, what is allowed, a message):
+# a filter's own error may quote the whole value it refused, and a field's name may be a key
+# of any length the client chose.
+TEXT_CHARS = 1000
 
 
 def shown(value: Any) -> JsonValue:
@@ -27,6 +31,15 @@ def shown(value: Any) -> JsonValue:
     if len(text) <= SHOWN_CHARS:
         return safe
     return text[:SHOWN_CHARS] + "..."
+
+
+def cut(text: str, limit: int = TEXT_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and '...' when longer.
+
+    >>> cut("abcdef", 3)
+    'abc...'
+    """
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def json_safe(value: Any, depth: int = 64) -> JsonValue:

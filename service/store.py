@@ -75,6 +75,12 @@ class StaleRevision(Exception):
     """The stream changed, or was removed, since the revision given was read."""
 
 
+# Seconds a batch waits for its stream (another batch of it, or on PostgreSQL any session
+# holding its row), by default (the setting lock_timeout): batches commit in milliseconds, so a
+# longer wait means a stuck writer, and every waiter holds a worker thread other streams need.
+LOCK_TIMEOUT = 2.0
+
+
 class StorageUnavailable(Exception):
     """The database cannot be read or written now (locked by another process past the busy
     timeout, disk full, I/O error, read-only; PostgreSQL unreachable); nothing was stored.

@@ -70,12 +70,15 @@ from starlette.concurrency import run_in_threadpool
 
 from scaling import Decision
 from service.batches import check_increasing, first_new
+from service.budget import WORK_BUDGET
 from service.errors import (
+    BatchTooCostly,
     BatchTooLarge,
     ConfigConflict,
     NoDecision,
     SampleConflict,
     StreamContended,
+    StreamLocked,
     StreamNotFound,
     Unavailable,
     UnfollowableSample,
@@ -83,8 +86,9 @@ from service.errors import (
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
 from service.scaler_cache import CACHE_SIZE, CachedScaler, ScalerCache
-from service.scalers import build_scaler, decide, per_operator
+from service.scalers import decide, per_operator, usable_scaler
 from service.store import (
+    LOCK_TIMEOUT,
     NonFiniteState,
     StaleRevision,
     StorageBusy,
@@ -124,9 +128,10 @@ class StreamService:
     """The streams of one ``storage``, each with its own lock and cached Scaler.
 
     ``retention`` decisions are kept per stream; batches above ``max_batch`` samples are
-    refused; ``post_samples_async`` applies batches of up to ``inline_batch`` samples on the
-    event loop; the Scalers of the ``cache_size`` streams used last stay in memory. ``metrics``,
-    when given, follows every decision.
+    refused, and so are batches estimated to cost more than ``work_budget`` CPU seconds
+    (``service.budget``); ``post_samples_async`` applies batches of up to ``inline_batch``
+    samples on the event loop; the Scalers of the ``cache_size`` streams used last stay in
+    memory. ``metrics``, when given, follows every decision.
     """
 
     def __init__(
@@ -138,10 +143,14 @@ class StreamService:
         inline_batch: int = 0,
         cache_size: int = CACHE_SIZE,
         metrics: Metrics | None = None,
+        work_budget: float = WORK_BUDGET,
+        lock_timeout: float = LOCK_TIMEOUT,
     ) -> None:
         self.storage = storage
         self.retention = retention
         self.max_batch = max_batch
+        self.work_budget = work_budget
+        self.lock_timeout = lock_timeout
         self.inline_batch = inline_batch
         self._metrics = metrics
         self._guard = threading.Lock()
@@ -166,8 +175,10 @@ class StreamService:
     ) -> tuple[StoredStream, Literal["created", "unchanged", "replaced"]]:
         """Create the stream; keep it as it is if it has this configuration; replace it
         (state and history start afresh) only with ``reset``. Raises ``InvalidInput`` naming
-        each bad field, ``ConfigConflict`` for another configuration without ``reset``."""
-        scaler = build_scaler(config)
+        each bad field (and a configuration that cannot take ``BATCH_IN_BUDGET`` samples
+        within ``work_budget``), ``ConfigConflict`` for another configuration without
+        ``reset``."""
+        scaler = usable_scaler(config, self.work_budget)
         with self.lock(stream_id):
             outcome = self.storage.put_stream(
                 stream_id, scaler.spec, config.operators, scaler.state_dict(), replace=reset
@@ -210,15 +221,19 @@ class StreamService:
         """Apply a batch atomically; see the module docstring.
 
         Raises ``BatchTooLarge``, ``StreamNotFound``, ``SampleConflict``,
-        ``UnfollowableSample`` or ``StreamContended``, changing nothing; with ``wait=False``,
+        ``UnfollowableSample``, ``StreamContended`` or ``StreamLocked`` (the stream's lock not
+        had within ``lock_timeout`` seconds), changing nothing; with ``wait=False``,
         ``StreamBusy`` instead of waiting for the stream's lock or the database's.
         """
         if len(samples) > self.max_batch:
             raise BatchTooLarge(len(samples), self.max_batch)
         check_increasing(samples)
         lock = self.lock(stream_id)
-        if not lock.acquire(blocking=wait):
-            raise StreamBusy(stream_id)
+        if not wait:
+            if not lock.acquire(blocking=False):
+                raise StreamBusy(stream_id)
+        elif not lock.acquire(timeout=self.lock_timeout):
+            raise StreamLocked(stream_id, self.lock_timeout)
         try:
             for _ in range(_ATTEMPTS):
                 result = self._apply(stream_id, samples, wait)
@@ -288,6 +303,9 @@ class StreamService:
         wait: bool,
         checked: bool,
     ) -> BatchResult | None:
+        if len(samples) * loaded.estimate > self.work_budget:
+            fit = int(self.work_budget / loaded.estimate)
+            raise BatchTooCostly(len(samples), fit, loaded.estimate, self.work_budget)
         fresh = first_new(self.storage, stream_id, loaded.last_t, samples)
         if fresh == len(samples):
             if checked or self._current(stream_id, loaded):

@@ -50,6 +50,8 @@ from service.streams import StreamService
 log = logging.getLogger(__name__)
 
 STREAM_KEY = "stream"
+# Characters of a stream id a status message quotes (ids the service takes have at most 128).
+ID_CHARS = 128
 
 if TYPE_CHECKING:
     Context = grpc.aio.ServicerContext[Any, Any]
@@ -198,19 +200,22 @@ class ExternalScaler(pb_grpc.ExternalScalerServicer):
                 f"the trigger's metadata has no {STREAM_KEY!r} key: set it to the id of a "
                 "steadyscale stream",
             )
+        # A message quotes at most ID_CHARS of the id: grpc-message is a header, and a client
+        # refuses one larger than its limit (a 3.9 MB id came back as RESOURCE_EXHAUSTED).
+        shown = stream if len(stream) <= ID_CHARS else stream[:ID_CHARS] + "..."
         try:
             reading = await asyncio.to_thread(self._watch.read, stream)
         except StreamNotFound:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no stream has the id {stream!r}")
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no stream has the id {shown!r}")
         except Exception:
-            log.exception("KEDA scaler: reading stream %r failed", stream)
+            log.exception("KEDA scaler: reading stream %r failed", shown)
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, "the storage did not answer; the log has details"
             )
         if fresh and reading.age > self._staleness:
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE,
-                f"stream {stream!r} has had no new sample for {reading.age:.0f} s, more than "
+                f"stream {shown!r} has had no new sample for {reading.age:.0f} s, more than "
                 f"the staleness of {self._staleness:g} s (setting staleness)",
             )
         return reading

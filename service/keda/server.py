@@ -27,6 +27,14 @@ log = logging.getLogger(__name__)
 # Seconds between reads of every stream (ages, StreamIsActive's changes).
 POLL_INTERVAL = 1.0
 
+# Calls in progress at once, by default (the setting grpc_max_calls): KEDA keeps one
+# StreamIsActive open per ScaledObject and makes a few short calls per polling interval;
+# 20,000 open calls from one client cost a core (issue 32).
+MAX_CALLS = 1000
+# Largest message either way, bytes, by default (the setting grpc_max_message_bytes): a
+# ScaledObjectRef holds two names and the trigger's metadata, well under a kilobyte.
+MAX_MESSAGE_BYTES = 64 * 1024
+
 
 class KedaServer:
     """KEDA's external scaler for ``streams`` on ``host:port``.
@@ -44,7 +52,11 @@ class KedaServer:
         port: int,
         staleness: float,
         poll_interval: float = POLL_INTERVAL,
+        max_calls: int = MAX_CALLS,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> None:
+        self.max_calls = max_calls
+        self.max_message_bytes = max_message_bytes
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self._watch = StreamWatch(streams)
         self._servicer = ExternalScaler(
@@ -86,7 +98,16 @@ class KedaServer:
     async def _serve(self) -> None:
         # No SO_REUSEPORT (grpc's default on Linux): a second server on the same port must
         # fail to start, not share KEDA's calls with the first.
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        # Calls beyond max_calls are answered RESOURCE_EXHAUSTED at once; messages either way
+        # beyond max_message_bytes are refused by grpc itself.
+        server = grpc.aio.server(
+            options=[
+                ("grpc.so_reuseport", 0),
+                ("grpc.max_receive_message_length", self.max_message_bytes),
+                ("grpc.max_send_message_length", self.max_message_bytes),
+            ],
+            maximum_concurrent_rpcs=self.max_calls,
+        )
         pb_grpc.add_ExternalScalerServicer_to_server(self._servicer, server)
         server.add_insecure_port(self.address)
         await server.start()
@@ -117,7 +138,12 @@ def serve_keda(settings: Settings, streams: StreamService) -> Iterator[KedaServe
         yield None
         return
     server = KedaServer(
-        streams, host=settings.host, port=settings.grpc_port, staleness=settings.staleness
+        streams,
+        host=settings.host,
+        port=settings.grpc_port,
+        staleness=settings.staleness,
+        max_calls=settings.grpc_max_calls,
+        max_message_bytes=settings.grpc_max_message_bytes,
     )
     server.start()
     try:

@@ -37,7 +37,7 @@ def add(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from service.app import create_app
     from service.server import serve
-    from service.settings import Settings
+    from service.settings import settings_from
 
     given = {
         "host": args.host,
@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         "database_url": args.database_url,
         "grpc_port": args.grpc_port,
     }
-    settings = Settings(**{key: value for key, value in given.items() if value is not None})
+    options = {key: "--" + key.replace("_", "-") for key in given}
+    settings = settings_from({key: value for key, value in given.items() if value is not None},
+                             options)  # fmt: skip
     serve(create_app(settings), settings, log_level=args.log_level)
     return 0

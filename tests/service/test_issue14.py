@@ -138,8 +138,8 @@ def test_2_a_400_digit_volume_is_a_422_with_the_value_cut_short(client: TestClie
         ({"policy": {"capacity": 50, "max_operators": 10**30}}, "policy.max_operators"),
         ({"policy": {"capacity": 1e-300}}, "policy.capacity"),
         ({"policy": {"capacity": 1e300}}, "policy.capacity"),
-        # An integer >= 1 to the filter's own check, too large for its window.
-        ({"filter": {"name": "moving_average", "w": 10**400}}, "filter"),
+        # Over the filter's own bound on its window (filters.base.MAX_WINDOW).
+        ({"filter": {"name": "moving_average", "w": 10**400}}, "filter.w"),
     ],
 )
 def test_3_counts_and_capacities_out_of_bounds_are_422(

@@ -4,6 +4,7 @@ StreamMetricSpec, which KEDA opens beside StreamIsActive for ``external-push`` t
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,3 +86,41 @@ def test_stream_metric_spec_sends_the_spec_and_ends_when_the_stream_goes(
             next(specs)
         assert isinstance(ended.value, grpc.Call)
         assert ended.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_calls_and_messages_are_bounded_and_ids_cut_short_in_messages(
+    streams: StreamService,
+) -> None:
+    """Issue 32, item 9: open calls beyond grpc_max_calls are refused at once, a message
+    beyond grpc_max_message_bytes is refused, and a NOT_FOUND quotes a long id cut short."""
+    streams.put("orders", CONFIG)
+    port = _free_port()
+    settings = Settings(
+        host="127.0.0.1", grpc_port=port, staleness=60.0, grpc_max_calls=2,
+        grpc_max_message_bytes=4096,
+    )  # fmt: skip
+    ref = pb.ScaledObjectRef(name="a", namespace="b", scalerMetadata={"stream": "orders"})
+    with (
+        serve_keda(settings, streams),
+        grpc.insecure_channel(f"127.0.0.1:{port}") as channel,
+    ):
+        keda = pb_grpc.ExternalScalerStub(channel)
+        open_calls = [keda.StreamIsActive(ref, timeout=20.0) for _ in range(2)]
+        for call in open_calls:
+            next(call)  # each has sent its first answer: both are in progress
+        with pytest.raises(grpc.RpcError) as refused:
+            keda.IsActive(ref, timeout=5.0)
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+        for call in open_calls:
+            call.cancel()
+        time.sleep(0.2)
+        long_id = pb.ScaledObjectRef(name="a", namespace="b", scalerMetadata={"stream": "x" * 3000})
+        with pytest.raises(grpc.RpcError) as missing:
+            keda.IsActive(long_id, timeout=5.0)
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND  # type: ignore[attr-defined]
+        assert len(missing.value.details()) < 300  # type: ignore[attr-defined]
+        huge = pb.ScaledObjectRef(name="a", namespace="b", scalerMetadata={"stream": "x" * 5000})
+        with pytest.raises(grpc.RpcError) as too_large:
+            keda.IsActive(huge, timeout=5.0)
+        assert too_large.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+        assert keda.IsActive(ref, timeout=5.0).result in (True, False)

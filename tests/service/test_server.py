@@ -254,14 +254,23 @@ def test_another_writer_holding_the_database_is_503_and_never_stalls_the_loop(
     assert got == uninterrupted(everything)
 
 
-def test_connections_that_never_finish_their_headers_are_closed(tmp_path: Path) -> None:
-    """Item 11: partial headers, on fresh connections and on kept-alive ones, are cut off
-    after the header timeout; complete requests are served."""
-    server = Server(tmp_path / "data", env={"STEADYSCALE_HEADER_TIMEOUT": "1"})
+def test_connections_that_never_finish_their_headers_or_bodies_are_closed(
+    tmp_path: Path,
+) -> None:
+    """Item 11 (issue 14): partial headers, on fresh connections and on kept-alive ones, are
+    cut off after the header timeout; complete requests are served. Item 6 (issue 32): so are
+    bodies sent a byte at a time, after the body timeout."""
+    env = {"STEADYSCALE_HEADER_TIMEOUT": "1", "STEADYSCALE_BODY_TIMEOUT": "1"}
+    server = Server(tmp_path / "data", env=env)
     try:
         slow = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(50)]
-        for connection in slow:
+        for connection in slow[:25]:
             connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        for connection in slow[25:]:
+            connection.sendall(
+                b"POST /v1/streams/s/samples HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+            )
         kept = socket.create_connection(("127.0.0.1", server.port))
         kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         answer = b""
