@@ -46,12 +46,13 @@ def test_demo_writes_every_default_filter_and_a_summary_that_matches_the_csv(
 
     header, rows = read_columns(tmp_path / "filtered.csv")
     assert header[:2] == ["timestamp", "value"]
-    assert header[2:5] == ["raw", "moving_average:w=60", "ewma:alpha=0.05"]
-    assert header[5:] == ["tvd", "ekf"]
+    # The default first, as simulate runs it: denoise shows what the product does.
+    assert header[2:6] == ["default", "raw", "moving_average:w=60", "ewma:alpha=0.05"]
+    assert header[6:] == ["tvd", "ekf"]
     assert len(rows) == 1500
     table = np.array([[float(cell) for cell in row] for row in rows])
     assert np.array_equal(table[:, 0], np.arange(1500))
-    assert np.array_equal(table[:, 2], table[:, 1])  # raw is the samples
+    assert np.array_equal(table[:, 3], table[:, 1])  # raw is the samples
     assert (tmp_path / "denoise.png").read_bytes().startswith(PNG_SIGNATURE)
 
     # Every summary row is its column's roughness and its distance to the (known) trend: each
@@ -65,7 +66,7 @@ def test_demo_writes_every_default_filter_and_a_summary_that_matches_the_csv(
         assert float(printed[name][0]) == pytest.approx(roughness, abs=1e-3)
         if name != "raw":
             assert roughness < float(printed["raw"][0]) / 10
-    assert float(printed[header[5]][1]) < float(printed["raw"][1]) * 0.7
+    assert float(printed["tvd"][1]) < float(printed["raw"][1]) * 0.7
 
 
 def test_demo_is_reproducible_per_seed(tmp_path: Path) -> None:
