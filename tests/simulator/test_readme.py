@@ -138,8 +138,8 @@ def test_the_readme_picture_is_made_by_its_make_target_and_its_caption_tells_wha
     table = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()}
     operations = {name: int(table[name][0]) + int(table[name][1]) for name in ("raw", "default")}
     caption = README.read_text(encoding="utf-8").split("(docs/img/readme.png)")[1]
-    stated = re.search(r"raw samples.*?makes ([\d,]+) scaling operations;.*?default.*?makes ([\d,]+)",
-                       caption, flags=re.S)  # fmt: skip
+    pattern = r"raw samples.*?makes ([\d,]+) scaling operations;.*?default.*?makes ([\d,]+)"
+    stated = re.search(pattern, caption, flags=re.S)
     assert stated is not None
     assert [int(number.replace(",", "")) for number in stated.groups()] == [
         operations["raw"],
