@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+FRONT_LABELS = 5
+"""Labels per panel at most: more write over each other."""
+
+
 def pareto_front(
     points: Sequence[Mapping[str, Any]], x: str = "s_total", y: str = "p_total_trend"
 ) -> list[Mapping[str, Any]]:
@@ -119,13 +123,17 @@ def _draw_family(axes: Axes, points: Sequence[Mapping[str, Any]], colour: str) -
 def _label_front(
     axes: Axes, front: Sequence[Mapping[str, Any]], colours: Mapping[str, str]
 ) -> None:
-    """The overall front's configurations, ringed in their filter's colour and labelled."""
+    """The overall front's configurations, ringed in their filter's colour; at most
+    ``FRONT_LABELS`` of them, evenly spread along it, labelled."""
+    every = -(-len(front) // FRONT_LABELS)
     for index, point in enumerate(front):
         xy = (point["s_total"], point["p_total_trend"])
         colour = colours[point["filter"]]
         axes.scatter(*xy, s=40, facecolors="none", edgecolors=colour, linewidths=1.2, zorder=4)
+        if index % every:
+            continue
         # Right and left in turn: neighbours on a steep front would otherwise write over each other.
-        right = index % 2 == 0
+        right = (index // every) % 2 == 0
         axes.annotate(
             str(point["config"]),
             xy,
