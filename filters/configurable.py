@@ -122,7 +122,7 @@ class Registry(Generic[T]):
     >>> smoothers.build({"name": "ewma", "alfa": 0.5})
     Traceback (most recent call last):
     ...
-    filters.configurable.ParameterError: ewma: unknown parameter 'alfa'; allowed ...; did you mean 'alpha'?
+    filters.configurable.ParameterError: ewma: unknown parameter 'alfa'; ... did you mean 'alpha'?
     """
 
     def __init__(self, kind: str, classes: Iterable[type[T]]) -> None:
