@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: run test test-fast test-tools lint
+.PHONY: run test test-fast test-tools lint readme-figure
 
 # Ctrl-C (or a TERM) stops the service cleanly: the shell waits for it to shut down, and a stop
 # by either signal is a clean exit, so make has no failed command to report.
@@ -24,6 +24,12 @@ test: $(VENV)/.installed-test test-tools
 # slow are left out): about a minute.
 test-fast: lint
 	$(BIN)/pytest -m "not spark and not browser and not slow"
+
+# The README's picture, from the command its caption quotes (tests/simulator/test_readme.py
+# checks that the two agree, and that the caption's numbers are what the command prints).
+readme-figure: $(VENV)/.installed-run
+	$(BIN)/steadyscale simulate --snr 5 --duration 900 --filter raw --filter default --out out/readme
+	cp out/readme/simulate.png docs/img/readme.png
 
 # The linters and the type checker alone: seconds.
 lint: $(VENV)/.installed-test

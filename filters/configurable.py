@@ -15,6 +15,7 @@ point at the field without reading the message.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import math
@@ -122,7 +123,7 @@ class Registry(Generic[T]):
     >>> smoothers.build({"name": "ewma", "alfa": 0.5})
     Traceback (most recent call last):
     ...
-    filters.configurable.ParameterError: ewma: unknown parameter 'alfa'; allowed ...: ['alpha']
+    filters.configurable.ParameterError: ewma: unknown parameter 'alfa'; ... did you mean 'alpha'?
     """
 
     def __init__(self, kind: str, classes: Iterable[type[T]]) -> None:
@@ -158,8 +159,9 @@ class Registry(Generic[T]):
         cls = self._classes.get(name) if isinstance(name, str) else None
         if cls is None:
             allowed_names = f"allowed names: {self.names()}"
+            hint = did_you_mean(name, self.names())
             raise ParameterError(
-                f"name={name!r} is not a {self.kind}; {allowed_names}",
+                f"name={name!r} is not a {self.kind}; {allowed_names}{hint}",
                 param="name",
                 value=name,
                 allowed=allowed_names,
@@ -168,12 +170,25 @@ class Registry(Generic[T]):
         unknown = sorted(set(params) - set(allowed))
         if unknown:
             raise ParameterError(
-                f"{name}: unknown parameter {unknown[0]!r}; allowed parameters: {allowed}",
+                f"{name}: unknown parameter {unknown[0]!r}; allowed parameters: {allowed}"
+                f"{did_you_mean(unknown[0], allowed)}",
                 param=unknown[0],
                 value=params[unknown[0]],
                 allowed=f"allowed parameters: {allowed}",
             )
         return cls(**params)
+
+
+def did_you_mean(given: object, allowed: Iterable[str]) -> str:
+    """``"; did you mean 'tvd'?"`` for the closest of ``allowed`` to a mistyped name, else ``""``.
+
+    >>> did_you_mean("tdv", ["raw", "tvd", "ekf"]), did_you_mean("kalman", ["raw", "tvd"])
+    ("; did you mean 'tvd'?", '')
+    """
+    if not isinstance(given, str):
+        return ""
+    close = difflib.get_close_matches(given, list(allowed), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def optional(module: str, needed_by: str, extra: str = "filters") -> Any:

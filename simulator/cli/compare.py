@@ -13,6 +13,7 @@ from simulator.cli.options import (
     add_spark_options,
     add_store_options,
 )
+from simulator.experiments.cells import workload_trend
 from simulator.experiments.compare import (
     SEED_002_WORKLOADS,
     baselines,
@@ -20,7 +21,6 @@ from simulator.experiments.compare import (
 )
 from simulator.model.noise import DEFINITIONS
 from simulator.model.queue import QueueConfig
-from simulator.model.traces import read_trace
 from simulator.spark.checks import check_spark
 from simulator.spark.store import claim_folder
 
@@ -92,8 +92,17 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--policy {unknown} is not allowed: choose from {list(policies)}")
         policies = {label: policies[label] for label in args.policy}
     traces = [Path(path) for path in args.trace or []]
+    if args.trace_duration is not None:
+        options.finite_at_least("--trace-duration", args.trace_duration, 1.0)
     for path in traces:
-        read_trace(path)  # a missing or malformed trace fails now, not on a Spark worker
+        # A missing or malformed trace, or one shorter than --trace-duration, fails now in one
+        # line, not on a Spark worker. Traces are replayed at one sample per second.
+        replayed = workload_trend("trace", 1, None, {"path": str(path)}).size
+        if args.trace_duration is not None and args.trace_duration > replayed:
+            raise ValueError(
+                f"--trace-duration {args.trace_duration:g} is not allowed: {path} replays for "
+                f"{replayed} s at one sample per second; give at most {replayed}, or leave it out"
+            )
     check_spark(args.master)
     cells = compare_cells(
         workloads, options.snrs(args.snr or [1.0, 5.0, 10.0]), seeds, policies, traces,

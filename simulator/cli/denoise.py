@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from filters import make_filter
+from scaling import default_spec
 from simulator.cli import options
 from simulator.cli.options import Commands, add_command, add_list
-from simulator.experiments.cells import noisy_trend
+from simulator.experiments.cells import DEFAULT, noisy_trend
 from simulator.model.traces import read_trace, trace_start
 from simulator.model.workloads import paper_workload
 from simulator.output.tables import write_columns
@@ -50,8 +51,16 @@ def add(commands: Commands) -> None:
         denoise,
         "--filter",
         metavar="SPEC",
-        help="filter specs, | for several settings (default: raw, moving_average:w=60, "
-        "ewma:alpha=0.05, tvd, ekf; tvd and ekf adapt to the noise)",
+        help="filter specs, | for several settings, or default: steadyscale's default filter "
+        "(default: default, raw, moving_average:w=60, ewma:alpha=0.05, tvd, ekf; default, tvd "
+        "and ekf adapt to the noise)",
+    )
+    denoise.add_argument(
+        "--capacity",
+        type=float,
+        default=50.0,
+        help="the values per operator: default's resolution, the smallest change that matters "
+        "(%(default)g)",
     )
     denoise.add_argument("--out", default="out/denoise", metavar="DIR", help="default: %(default)s")
     denoise.add_argument("--unit", default="tuples/s", help="the values' unit (%(default)s)")
@@ -65,9 +74,14 @@ def run(args: argparse.Namespace) -> int:
     options.require("matplotlib")
     series = _read_series(Path(args.input)) if args.input else _demo(args.noise_std, args.seed)
     rule = options.PAPER_RULE
-    texts = args.filter or [*rule[:2], "ewma:alpha=0.05", *rule[2:]]
+    texts = args.filter or [DEFAULT, *rule[:2], "ewma:alpha=0.05", *rule[2:]]
     # Build every filter before running any, so that a bad spec fails fast.
-    settings = options.filter_settings(texts)
+    settings = options.filter_settings(texts, keep=[DEFAULT])
+    options.finite_at_least("--capacity", args.capacity, 1e-3)
+    settings = {
+        label: default_spec(args.capacity)["filter"] if spec == DEFAULT else spec
+        for label, spec in settings.items()
+    }
     denoisers = {label: make_filter(spec) for label, spec in settings.items()}
     outputs: dict[str, np.ndarray] = {}
     for label, denoiser in denoisers.items():

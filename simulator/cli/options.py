@@ -3,12 +3,14 @@
 One style: an option that takes a list is repeatable and each use takes one or more values
 (``add_list``: ``--snr 1 5 10`` is ``--snr 1 --snr 5 --snr 10``); everything else takes one
 value. Options are never abbreviated (``allow_abbrev=False``), and arguments a command does not
-know are refused with that command's usage, not the top-level one.
+know are refused with that command's usage, not the top-level one, and the closest option it
+knows (``--snrr``: did you mean --snr?).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -65,7 +67,16 @@ class Parser(argparse.ArgumentParser):
     ) -> argparse.Namespace:
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
-            self._command(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+            command = self._command(parsed)
+            known = [flag for action in command._actions for flag in action.option_strings]
+            hints = [
+                f"did you mean {close[0]}?"
+                for word in extra
+                if word.startswith("--")
+                for close in [difflib.get_close_matches(word.partition("=")[0], known, n=1)]
+                if close
+            ]
+            command.error(" ".join([f"unrecognized arguments: {' '.join(extra)}", *hints]))
         return parsed
 
     def _command(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:

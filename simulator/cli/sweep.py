@@ -15,8 +15,8 @@ from simulator.cli.options import (
     add_spark_options,
     add_store_options,
 )
-from simulator.experiments.specs import expand_guard_sets, expand_spec
-from simulator.experiments.sweep import grid_cells, run_sweep
+from simulator.experiments.specs import expand_guard_sets
+from simulator.experiments.sweep import filter_configs, grid_cells, run_sweep
 from simulator.model.noise import DEFINITIONS
 from simulator.spark.checks import check_spark
 from simulator.spark.store import claim_folder
@@ -51,7 +51,8 @@ def add(commands: Commands) -> None:
         sweep,
         "--filter",
         metavar="SPEC",
-        help=f"filter specs with grids (default: the paper's four: {' '.join(options.PAPER_RULE)})",
+        help="filter specs with grids, or default (steadyscale's default) "
+        f"(default: the paper's four: {' '.join(options.PAPER_RULE)})",
     )
     add_list(sweep, "--guards", metavar="SET", help="guard sets with grids (default: none)")
     sweep.add_argument("--seeds", type=int, default=10, help="seeds 1..N per cell (%(default)s)")
@@ -65,11 +66,11 @@ def add(commands: Commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     seeds = options.seeds(args.seeds, 1)
-    filters = [spec for text in args.filter or options.PAPER_RULE for spec in expand_spec(text)]
     guard_sets = [guards for text in args.guards or ["none"] for guards in expand_guard_sets(text)]
+    configs = filter_configs(args.filter or options.PAPER_RULE, guard_sets, args.capacity)
     # Build one of each before starting Spark, so that a bad spec fails in a second.
-    for spec in filters:
-        make_filter(spec)
+    for spec, _, _ in configs.values():
+        make_filter(dict(spec))
     for guards in guard_sets:
         for guard in guards:
             make_guard(guard)
@@ -78,8 +79,7 @@ def run(args: argparse.Namespace) -> int:
         workloads=options.workloads(args.workload or ["paper"]),
         snrs=options.snrs(args.snr or [0.5, 0.8, 1.0, 5.0, 10.0]),
         definitions=args.definition or ["power"],
-        filters=filters,
-        guard_sets=guard_sets,
+        configs=configs,
         seeds=seeds,
         duration=args.duration,
         capacity=args.capacity,

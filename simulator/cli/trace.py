@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from simulator.cli.options import Commands, add_command, add_spark_options, spark_session
-from simulator.model.event_log import check_input, detect_format
+from simulator.model.event_log import check_input, detect_format, refuse_volume_trace
 from simulator.spark.checks import check_spark
 
 
@@ -36,12 +36,14 @@ def add(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # A missing input, a volume trace or an unknown format fails here, in one line, before
+    # Spark starts.
+    check_input(args.input)
+    refuse_volume_trace(args.input)
+    given_format = args.format or detect_format(args.input)
     check_spark(args.master)
     from simulator.spark.events import events_to_volume, write_trace
 
-    # A missing input or an unknown format fails here, in one line, before Spark starts.
-    check_input(args.input)
-    given_format = args.format or detect_format(args.input)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     spark = spark_session(args.master)
     volume = events_to_volume(

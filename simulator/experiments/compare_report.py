@@ -14,9 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from simulator.experiments.cells import summarize
 from simulator.experiments.compare import (
@@ -29,6 +27,9 @@ from simulator.experiments.compare import (
 )
 from simulator.output.tables import markdown_table, write_csv
 from simulator.spark.store import run_stored
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def run_compare(cells: Sequence[CompareCell], out: Path, spark: Any) -> list[dict[str, Any]]:
@@ -252,30 +253,46 @@ def _legend_marker(policy: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, 
 
 
 def plot_timelines(path: Path, cells: Sequence[CompareCell]) -> None:
-    """Running instances and backlog over time for each policy on the same noisy workload."""
-    import matplotlib
+    """``timeline_figure(cells)`` written to ``path`` as PNG."""
+    timeline_figure(cells).savefig(path, dpi=100)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(len(cells), 1, figsize=(10, 1.6 * len(cells)), sharex=True)
-    for axis, cell in zip(np.atleast_1d(axes), cells, strict=True):
+def timeline_figure(cells: Sequence[CompareCell]) -> Figure:
+    """Running instances and backlog over time for each policy on the same noisy workload.
+
+    One panel per cell: instances running and needed by the trend on the left axis, the backlog
+    (tuples waiting) shaded under them on an axis of its own on the right.
+    """
+    from matplotlib.figure import Figure
+
+    height = 1.7 * len(cells)
+    figure = Figure(figsize=(10, height))
+    axes = figure.subplots(len(cells), 1, sharex=True, squeeze=False)[:, 0]
+    backlogs = []
+    for axis, cell in zip(axes, cells, strict=True):
         trend, result = queue_run(cell)
         timeline = result.timeline
-        axis.step(timeline["t"], timeline["needed"], where="post", color="0.6", lw=1)
-        axis.step(timeline["t"], timeline["operators"], where="post", color="C0", lw=1.2)
-        backlog = axis.twinx()
+        backlog = axis.twinx()  # drawn under the counts, which keep the left axis
         backlog.fill_between(timeline["t"], timeline["backlog"], color="C3", alpha=0.25, lw=0)
-        backlog.set_yticks([])
-        axis.set_ylabel(cell.policy, rotation=0, ha="right", va="center", fontsize=8)
+        backlog.set_ylim(bottom=0)
+        backlog.tick_params(axis="y", labelsize=7, colors="C3")
+        backlog.set_ylabel("backlog (tuples)", fontsize=7, color="C3")
+        backlogs.append(backlog)
+        axis.set_zorder(backlog.get_zorder() + 1)
+        axis.patch.set_visible(False)
+        axis.step(timeline["t"], timeline["needed"], where="post", color="0.5", lw=1)
+        axis.step(timeline["t"], timeline["operators"], where="post", color="C0", lw=1.3)
+        axis.set_ylabel("instances", fontsize=7)
+        axis.tick_params(axis="y", labelsize=7)
+        axis.set_title(cell.policy, fontsize=8, loc="left")
     figure.suptitle(
-        f"{cells[0].workload_label}, SNR {cells[0].snr:g}, seed {cells[0].seed}: instances (blue), "
-        "needed by the trend (grey), backlog (red, own scale)"
+        f"{cells[0].workload_label}, SNR {cells[0].snr:g}, seed {cells[0].seed}: instances "
+        "running (blue, left axis), needed by the trend (grey), backlog (red, right axis)",
+        fontsize=9,
     )
-    np.atleast_1d(axes)[-1].set_xlabel("time (s)")
-    figure.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.35 / (1.6 * len(cells))))  # the title above
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    axes[-1].set_xlabel("time (s)")
+    figure.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.35 / height))  # the title above
+    return figure
 
 
 def _file_name(label: str) -> str:

@@ -23,7 +23,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from simulator.experiments.cells import METRICS, ROW_COLUMNS, Cell, config_label, run_cell
+from scaling import default_spec
+from simulator.experiments.cells import (
+    DEFAULT,
+    METRICS,
+    ROW_COLUMNS,
+    Cell,
+    config_label,
+    run_cell,
+)
+from simulator.experiments.specs import expand_spec
 from simulator.output.pareto import plot_pareto
 from simulator.output.tables import metric_table, write_csv
 
@@ -39,7 +48,7 @@ def grid_cells(
     seeds: Sequence[int],
     filters: Sequence[Mapping[str, Any]] = (),
     guard_sets: Sequence[Sequence[Mapping[str, Any]]] = ((),),
-    configs: Mapping[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]], str]] | None = None,
+    configs: Configs | None = None,
     duration: float = 1500.0,
     capacity: float = 50.0,
 ) -> list[Cell]:
@@ -73,6 +82,35 @@ def grid_cells(
         for label, (spec, guards, observe) in configs.items()
         for seed in seeds
     ]
+
+
+Configs = Mapping[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]], str]]
+"""Label -> (filter spec, guards, what the Scaler observes: ``"noisy"`` or ``"trend"``)."""
+
+
+def filter_configs(
+    texts: Sequence[str], guard_sets: Sequence[Sequence[Mapping[str, Any]]], capacity: float
+) -> dict[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]], str]]:
+    """Every filter setting of ``texts`` (the spec grammar, with grids) with every guard set.
+
+    ``default`` is steadyscale's default (``scaling.default_spec``), as ``simulate`` takes it:
+    its own guards first, then the set's, labelled ``default`` (``default + ...``).
+
+    >>> list(filter_configs(["default", "tvd:lam_per_sigma=5|10"], [[]], 50.0))
+    ['default', 'tvd lam_per_sigma=5', 'tvd lam_per_sigma=10']
+    """
+    configs: dict[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]], str]] = {}
+    for text in texts:
+        if text.strip() == DEFAULT:
+            default = default_spec(capacity)
+            for guards in guard_sets:
+                label = config_label({"name": DEFAULT}, guards)
+                configs[label] = (default["filter"], [*default["guards"], *guards], "noisy")
+            continue
+        for spec in expand_spec(text):
+            for guards in guard_sets:
+                configs[config_label(spec, guards)] = (spec, guards, "noisy")
+    return configs
 
 
 def run_sweep(

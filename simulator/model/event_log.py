@@ -75,6 +75,23 @@ def check_input(path: str) -> None:
         raise ValueError(f"{path}: no such file, directory or glob match")
 
 
+def refuse_volume_trace(path: str) -> None:
+    """``ValueError`` when ``path`` is a CSV file whose header is ``timestamp,value``.
+
+    That is a volume trace already (what ``steadyscale trace`` writes): counting its rows as
+    events would give one event per sample, a rate that means nothing, without any error.
+    """
+    if not (os.path.isfile(path) and path.endswith(FORMATS["csv"])):
+        return
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        header = handle.readline()
+    if [column.strip().strip('"') for column in header.split(",")] == ["timestamp", "value"]:
+        raise ValueError(
+            f"--input {path} is already a volume trace (columns timestamp,value), not one row "
+            f"per event: replay it with steadyscale simulate --trace {path}"
+        )
+
+
 def detect_format(path: str) -> Literal["csv", "parquet"]:
     """The input format of ``path`` by the ending of its name or of the data files it holds.
 

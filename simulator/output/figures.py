@@ -54,7 +54,13 @@ EXCERPT = 500
 
 
 def plot_timeline(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str], runs: Mapping[str, SimulationResult], **options: Any
+) -> Path:
+    """``timeline_figure(runs, **options)`` written to ``path`` as PNG; returns ``path``."""
+    return _save(timeline_figure(runs, **options), path)
+
+
+def timeline_figure(
     runs: Mapping[str, SimulationResult],
     *,
     title: str = "",
@@ -62,18 +68,17 @@ def plot_timeline(
     capacity: float | None = None,
     dates: np.ndarray | None = None,
     unit: str = "tuples/s",
-) -> Path:
-    """Two panels over time: volume (samples, ``trend``, filtered) and operators; returns ``path``.
+) -> Figure:
+    """Two panels over time: volume (samples, ``trend``, filtered) and operators.
 
     Parameters
     ----------
-    path
-        The PNG file to write.
     runs
         Label -> result of ``simulator.simulate``, all over the same samples and policy. Each run
-        keeps one colour in both panels; a run whose filtered volume is the samples themselves
-        (``raw``) has no line of its own in the top panel (the samples are its line) and a
-        faint one in the bottom panel.
+        keeps one colour in both panels. Runs are told apart by their label (``run_style``):
+        ``raw`` (thresholding the samples themselves) has no line of its own in the top panel
+        (the samples are its line) and a faint one under the others in the bottom panel;
+        ``default`` is drawn last, thickest, above everything else.
     title
         Figure title.
     trend
@@ -91,12 +96,12 @@ def plot_timeline(
     it (``timeline["needed_trend"]``), else those needed by their reference volume.
     """
     if not runs:
-        raise ValueError("plot_timeline: runs is empty; give at least one SimulationResult")
+        raise ValueError("timeline_figure: runs is empty; give at least one SimulationResult")
     first = next(iter(runs.values())).timeline
     samples = first["volume"]
     for label, run in runs.items():
         if not np.array_equal(run.timeline["volume"], samples):
-            raise ValueError(f"plot_timeline: run {label!r} is not over the same samples")
+            raise ValueError(f"timeline_figure: run {label!r} is not over the same samples")
     times = _time_axis(first["t"], dates)
     if "needed_trend" in first:
         needed, needed_label = first["needed_trend"], "operators needed by the trend"
@@ -118,13 +123,11 @@ def plot_timeline(
                      None if trend is None else trend[view], binned, unit)  # fmt: skip
         if capacity is not None:
             _draw_thresholds(volume_axes, capacity, unit, scale=column == len(views) - 1)
-        for index, (label, counts) in enumerate(operators.items()):
-            # Scaling on the samples themselves jumps all the time and would hide the others.
-            faint = np.array_equal(filtered[label], samples)
-            _draw_steps(operator_axes, times[view], counts[view], _colour(index), binned,
-                        alpha=0.35 if faint else 1.0, label=label)  # fmt: skip
-        _draw_steps(operator_axes, times[view], needed[view], "black", binned,
-                    linestyle="--", linewidth=1.2, label=needed_label)  # fmt: skip
+        for label, counts in _in_drawing_order(operators):
+            _draw_steps(operator_axes, times[view], counts[view], binned, label=label,
+                        **run_style(label, list(runs)))  # fmt: skip
+        _draw_steps(operator_axes, times[view], needed[view], binned, color="black",
+                    linestyle="--", linewidth=1.2, zorder=4, label=needed_label)  # fmt: skip
         operator_axes.yaxis.set_major_locator(_whole_numbers())
         operator_axes.set_xlabel(_time_label(dates))
         if dates is not None:
@@ -135,12 +138,21 @@ def plot_timeline(
             volume_axes.set_title(_excerpt_title(views[1][0]), fontsize="medium")
     grid[1][0].set_ylabel("operators")
     _legend(figure, grid[0][0], grid[1][0], title)
-    figure.savefig(path, dpi=120)
-    return Path(path)
+    return figure
 
 
 def plot_filtered(
     path: str | os.PathLike[str],
+    times: np.ndarray,
+    samples: np.ndarray,
+    filtered: Mapping[str, np.ndarray],
+    **options: Any,
+) -> Path:
+    """``filtered_figure(...)`` written to ``path`` as PNG; returns ``path``."""
+    return _save(filtered_figure(times, samples, filtered, **options), path)
+
+
+def filtered_figure(
     times: np.ndarray,
     samples: np.ndarray,
     filtered: Mapping[str, np.ndarray],
@@ -150,12 +162,13 @@ def plot_filtered(
     xlabel: str = "time (s)",
     dates: np.ndarray | None = None,
     unit: str = "tuples/s",
-) -> Path:
-    """One panel: ``samples``, ``trend`` and each filter's output over ``times``; returns ``path``.
+) -> Figure:
+    """One panel: ``samples``, ``trend`` and each filter's output over ``times``.
 
-    ``filtered`` maps labels to outputs of shape ``(n,)``; an output equal to the samples (``raw``)
-    gets no line of its own. With ``dates`` (``datetime64``, shape ``(n,)``) the axis shows them
-    instead of ``times``. A long series gets a zoomed excerpt beside it.
+    ``filtered`` maps labels to outputs of shape ``(n,)``; ``raw`` (the samples themselves)
+    gets no line of its own, ``default`` is drawn last and thickest (``run_style``). With
+    ``dates`` (``datetime64``, shape ``(n,)``) the axis shows them instead of ``times``. A long
+    series gets a zoomed excerpt beside it.
     """
     axis_values = times if dates is None else dates
     views = _views(samples.size)
@@ -173,6 +186,48 @@ def plot_filtered(
         if not binned and len(views) > 1:
             axes.set_title(_excerpt_title(views[1][0]), fontsize="medium")
     _legend(figure, grid[0][0], None, title)
+    return figure
+
+
+RAW = "raw"
+DEFAULT = "default"
+# The default's colour wherever it is drawn; the other runs take the rest of the cycle in turn.
+DEFAULT_COLOUR = "C3"
+_OTHER_COLOURS = [f"C{index}" for index in range(10) if f"C{index}" != DEFAULT_COLOUR]
+
+
+def kind(label: str) -> str:
+    """``"raw"``, ``"default"`` or ``"filter"``: what a run is, by its label's first word.
+
+    >>> kind("raw"), kind("default"), kind("moving_average:w=60"), kind("tvd lam_per_sigma=10")
+    ('raw', 'default', 'filter', 'filter')
+    """
+    first = label.replace(":", " ").split(" ", 1)[0]
+    return first if first in (RAW, DEFAULT) else "filter"
+
+
+def run_style(label: str, labels: list[str]) -> dict[str, Any]:
+    """Colour, width, transparency and z-order of run ``label`` among ``labels``.
+
+    Raw thresholding is faint and under everything; the default is thick and above everything,
+    so that the product's own line is never hidden by the noise it ignores.
+    """
+    if kind(label) == DEFAULT:
+        return {"color": DEFAULT_COLOUR, "linewidth": 2.2, "alpha": 1.0, "zorder": 10}
+    others = [other for other in labels if kind(other) != DEFAULT]
+    colour = _OTHER_COLOURS[others.index(label) % len(_OTHER_COLOURS)]
+    if kind(label) == RAW:
+        return {"color": colour, "linewidth": 0.8, "alpha": 0.3, "zorder": 1}
+    return {"color": colour, "linewidth": 1.2, "alpha": 1.0, "zorder": 3}
+
+
+def _in_drawing_order(series: Mapping[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
+    """Raw first, the default last: each is drawn over what came before."""
+    rank = {RAW: 0, "filter": 1, DEFAULT: 2}
+    return sorted(series.items(), key=lambda item: rank[kind(item[0])])
+
+
+def _save(figure: Figure, path: str | os.PathLike[str]) -> Path:
     figure.savefig(path, dpi=120)
     return Path(path)
 
@@ -244,37 +299,33 @@ def _draw_volume(
 ) -> None:
     if binned:
         low, _, high = _binned(samples)
-        axes.fill_between(_centres(times), low, high, color="0.8", linewidth=0, label="samples")
+        axes.fill_between(_centres(times), low, high, color="0.85", linewidth=0, zorder=1,
+                          label="samples")  # fmt: skip
     else:
-        axes.plot(times, samples, ".", color="0.7", markersize=2, label="samples")
-    for index, (label, values) in enumerate(filtered.items()):
-        # A line through every sample would hide the samples and the other lines.
-        if not np.array_equal(values, samples):
+        axes.plot(times, samples, ".", color="0.7", markersize=2, zorder=1, label="samples")
+    for label, values in _in_drawing_order(filtered):
+        # Raw's line is the samples themselves: a line through every one would hide the rest.
+        if kind(label) != RAW:
             x, y = (_centres(times), _binned(values)[1]) if binned else (times, values)
-            axes.plot(x, y, color=_colour(index), linewidth=1.2, label=label)
+            axes.plot(x, y, label=label, **run_style(label, list(filtered)))
     if trend is not None:
         x, y = (_centres(times), _binned(trend)[1]) if binned else (times, trend)
-        axes.plot(x, y, color="black", linewidth=1, label="trend")
+        axes.plot(x, y, color="black", linewidth=1, zorder=4, label="trend")
     axes.set_ylabel(f"volume ({unit})")
 
 
 def _draw_steps(
-    axes: Axes,
-    times: np.ndarray,
-    counts: np.ndarray,
-    colour: str,
-    binned: bool,
-    **style: Any,
+    axes: Axes, times: np.ndarray, counts: np.ndarray, binned: bool, **style: Any
 ) -> None:
     """A step line of operator counts; binned, a min-max band around the bin mean."""
     if not binned:
-        axes.step(times, counts, where="post", color=colour, **style)
+        axes.step(times, counts, where="post", **style)
         return
     low, mean, high = _binned(counts.astype(float))
     x = _centres(times)
-    axes.fill_between(x, low, high, color=colour, alpha=0.15 * style.get("alpha", 1.0),
-                      linewidth=0)  # fmt: skip
-    axes.plot(x, mean, color=colour, **style)
+    axes.fill_between(x, low, high, color=style["color"], alpha=0.15 * style.get("alpha", 1.0),
+                      linewidth=0, zorder=style.get("zorder", 2) - 0.5)  # fmt: skip
+    axes.plot(x, mean, **style)
 
 
 def _draw_thresholds(axes: Axes, capacity: float, unit: str, scale: bool = True) -> None:
@@ -331,8 +382,3 @@ def _whole_numbers() -> Any:
     from matplotlib.ticker import MaxNLocator
 
     return MaxNLocator(integer=True)
-
-
-def _colour(index: int) -> str:
-    """The default colour cycle, so that a run keeps its colour in every panel."""
-    return f"C{index % 10}"

@@ -10,6 +10,11 @@ from simulator.output.tables import DEFAULT_CONFIG, ORACLE_CONFIG
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+
+FRONT_LABELS = 5
+"""Labels per panel at most: more write over each other."""
 
 
 def pareto_front(
@@ -32,23 +37,29 @@ def pareto_front(
     return front
 
 
-def plot_pareto(
-    path: Path,
+def plot_pareto(path: Path, *args: Any, **options: Any) -> Path:
+    """``pareto_figure(*args, **options)`` written to ``path`` as PNG; returns ``path``."""
+    pareto_figure(*args, **options).savefig(path, dpi=110)
+    return path
+
+
+def pareto_figure(
     summary: Sequence[Mapping[str, Any]],
     snrs: Sequence[float],
     marked: Sequence[str] = (),
     title: str = "",
     marked_label: str = "marked settings",
-) -> Path:
+) -> Figure:
     """Scaling operations against p± vs trend: one readable panel per SNR, one colour per filter.
 
-    Every configuration is a dot; each filter's own Pareto front is a line through its best
-    configurations, and those are labelled with their setting, so that a point can be told
-    from another. The configurations in ``marked`` are ringed in black and labelled
-    (``marked_label`` says what they are in the legend); rows named ``default`` (steadyscale's
-    default) get a star and ``oracle`` (thresholding the noise-free trend) a cross. One legend
-    below the panels explains every marker. The scaling axis is logarithmic only when its
-    values span more than a factor of 20, with plain numbers at 1, 2, 5 x 10^k.
+    Every configuration is an unlabelled dot, and each filter's own Pareto front a thin line
+    through its best configurations. Only the panel's overall front (the configurations no
+    other beats on both axes) is labelled with its settings, so that a panel holds a handful of
+    labels however big the grid. Rows named ``default`` (steadyscale's default) get a labelled
+    star and ``oracle`` (thresholding the noise-free trend) a cross; the configurations in
+    ``marked`` are ringed (``marked_label`` says what they are in the legend). One legend below
+    the panels explains every marker. The scaling axis is logarithmic only when its values span
+    more than a factor of 20, with plain numbers at 1, 2, 5 x 10^k.
     """
     from matplotlib.figure import Figure
 
@@ -56,30 +67,29 @@ def plot_pareto(
     rows = -(-len(snrs) // columns)
     figure = Figure(figsize=(6.2 * columns, 5.0 * rows + 0.8), layout="constrained")
     grid = figure.subplots(rows, columns, squeeze=False)
-    families = sorted({row["filter"] for row in summary} - {ORACLE_CONFIG})
+    special = (DEFAULT_CONFIG, ORACLE_CONFIG)
+    families = sorted({row["filter"] for row in summary if row["config"] not in special})
     colours = {family: f"C{index % 10}" for index, family in enumerate(families)}
     for index, snr in enumerate(snrs):
         axes = grid[index // columns][index % columns]
         panel = [row for row in summary if row["snr"] == snr]
+        settings = [row for row in panel if row["config"] not in special]
         for family in families:
-            points = [
-                row
-                for row in panel
-                if row["filter"] == family and row["config"] not in (DEFAULT_CONFIG, ORACLE_CONFIG)
-            ]
+            points = [row for row in settings if row["filter"] == family]
             if points:
-                _draw_family(axes, points, family, colours[family])
+                _draw_family(axes, points, colours[family])
+        _label_front(axes, pareto_front(settings), colours)
         for row in panel:
             _draw_special(axes, row, marked)
         _pareto_axes(axes, panel, snr)
     for index in range(len(snrs), rows * columns):
         grid[index // columns][index % columns].set_visible(False)
-    grid[0][0].set_ylabel("p+ + p− vs trend, s (mean)")
+    for row_axes in grid:
+        row_axes[0].set_ylabel("p+ + p− vs trend, s (mean per run)")
     _pareto_legend(figure, families, colours, summary, marked, marked_label)
     if title:
         figure.suptitle(title)
-    figure.savefig(path, dpi=110)
-    return path
+    return figure
 
 
 def _setting(row: Mapping[str, Any]) -> str:
@@ -88,14 +98,15 @@ def _setting(row: Mapping[str, Any]) -> str:
     return text.removeprefix("+ ") if text.startswith("+ ") else text or str(row["filter"])
 
 
-def _draw_family(axes: Axes, points: Sequence[Mapping[str, Any]], family: str, colour: str) -> None:
+def _draw_family(axes: Axes, points: Sequence[Mapping[str, Any]], colour: str) -> None:
     axes.scatter(
         [p["s_total"] for p in points],
         [p["p_total_trend"] for p in points],
-        s=16,
+        s=14,
         color=colour,
         alpha=0.45,
         linewidths=0,
+        zorder=2,
     )
     front = pareto_front(points)
     axes.plot(
@@ -103,39 +114,49 @@ def _draw_family(axes: Axes, points: Sequence[Mapping[str, Any]], family: str, c
         [p["p_total_trend"] for p in front],
         color=colour,
         drawstyle="steps-post",
-        linewidth=1.4,
+        linewidth=1.0,
+        alpha=0.8,
+        zorder=3,
     )
-    # Above and below in turn: neighbours on a steep front would otherwise write over each other.
+
+
+def _label_front(
+    axes: Axes, front: Sequence[Mapping[str, Any]], colours: Mapping[str, str]
+) -> None:
+    """The overall front's configurations, ringed in their filter's colour; at most
+    ``FRONT_LABELS`` of them, evenly spread along it, labelled."""
+    every = -(-len(front) // FRONT_LABELS)
     for index, point in enumerate(front):
+        xy = (point["s_total"], point["p_total_trend"])
+        colour = colours[point["filter"]]
+        axes.scatter(*xy, s=40, facecolors="none", edgecolors=colour, linewidths=1.2, zorder=4)
+        if index % every:
+            continue
+        # Right and left in turn: neighbours on a steep front would otherwise write over each other.
+        right = (index // every) % 2 == 0
         axes.annotate(
-            _setting(point),
-            (point["s_total"], point["p_total_trend"]),
-            xytext=(4, 3 if index % 2 == 0 else -9),
+            str(point["config"]),
+            xy,
+            xytext=(6 if right else -6, 2),
             textcoords="offset points",
+            ha="left" if right else "right",
             fontsize=7,
             color=colour,
+            zorder=6,
         )
 
 
 def _draw_special(axes: Axes, row: Mapping[str, Any], marked: Sequence[str]) -> None:
-    """The default's star, the oracle's cross and the rings of ``marked``, labelled."""
+    """The default's star, labelled; the oracle's cross; the rings of ``marked``."""
     xy = (row["s_total"], row["p_total_trend"])
     if row["config"] == DEFAULT_CONFIG:
-        axes.scatter(*xy, marker="*", s=160, color="gold", edgecolors="black", zorder=5)
+        axes.scatter(*xy, marker="*", s=220, color="gold", edgecolors="black", zorder=7)
+        axes.annotate("default", xy, xytext=(7, -11), textcoords="offset points",
+                      fontsize=8, fontweight="bold", zorder=7)  # fmt: skip
     elif row["config"] == ORACLE_CONFIG:
-        axes.scatter(*xy, marker="X", s=90, color="black", zorder=5)
+        axes.scatter(*xy, marker="X", s=90, color="black", zorder=7)
     elif row["config"] in marked:
-        axes.scatter(*xy, s=90, facecolors="none", edgecolors="black", linewidths=1.2, zorder=5)
-    else:
-        return
-    axes.annotate(
-        str(row["config"]),
-        xy,
-        xytext=(5, -10),
-        textcoords="offset points",
-        fontsize=7.5,
-        fontweight="bold",
-    )
+        axes.scatter(*xy, s=110, facecolors="none", edgecolors="black", linewidths=1.0, zorder=5)
 
 
 def _pareto_axes(axes: Axes, panel: Sequence[Mapping[str, Any]], snr: float) -> None:
@@ -171,7 +192,19 @@ def _pareto_legend(
             [],
             [],
             color="0.3",
-            label="line: the filter's Pareto front (labelled: its settings); dots: every setting",
+            label="dots: every setting; line: the filter's Pareto front",
+        )
+    )
+    handles.append(
+        Line2D(
+            [],
+            [],
+            linestyle="",
+            marker="o",
+            markersize=6,
+            markerfacecolor="none",
+            color="0.3",
+            label="ringed, labelled: the front of all settings (none beats them on both axes)",
         )
     )
     configs = {row["config"] for row in summary}

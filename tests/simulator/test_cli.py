@@ -46,12 +46,13 @@ def test_demo_writes_every_default_filter_and_a_summary_that_matches_the_csv(
 
     header, rows = read_columns(tmp_path / "filtered.csv")
     assert header[:2] == ["timestamp", "value"]
-    assert header[2:5] == ["raw", "moving_average:w=60", "ewma:alpha=0.05"]
-    assert header[5:] == ["tvd", "ekf"]
+    # The default first, as simulate runs it: denoise shows what the product does.
+    assert header[2:6] == ["default", "raw", "moving_average:w=60", "ewma:alpha=0.05"]
+    assert header[6:] == ["tvd", "ekf"]
     assert len(rows) == 1500
     table = np.array([[float(cell) for cell in row] for row in rows])
     assert np.array_equal(table[:, 0], np.arange(1500))
-    assert np.array_equal(table[:, 2], table[:, 1])  # raw is the samples
+    assert np.array_equal(table[:, 3], table[:, 1])  # raw is the samples
     assert (tmp_path / "denoise.png").read_bytes().startswith(PNG_SIGNATURE)
 
     # Every summary row is its column's roughness and its distance to the (known) trend: each
@@ -65,7 +66,7 @@ def test_demo_writes_every_default_filter_and_a_summary_that_matches_the_csv(
         assert float(printed[name][0]) == pytest.approx(roughness, abs=1e-3)
         if name != "raw":
             assert roughness < float(printed["raw"][0]) / 10
-    assert float(printed[header[5]][1]) < float(printed["raw"][1]) * 0.7
+    assert float(printed["tvd"][1]) < float(printed["raw"][1]) * 0.7
 
 
 def test_demo_is_reproducible_per_seed(tmp_path: Path) -> None:
@@ -491,3 +492,45 @@ def test_help_names_only_files_the_command_writes(
                     "compare_<workload>.png", "timeline_<workload>_snr<X>.png"},
     }  # fmt: skip
     assert named == written[command]
+
+
+def test_sweep_takes_default_as_simulate_does(capsys: pytest.CaptureFixture[str]) -> None:
+    # Its filters are checked before Spark: with a master that does not answer, the one error
+    # left is the master's, so `default` (and the tvd grid) were accepted.
+    argv = ["sweep", "--filter", "default", "tvd:lam_per_sigma=5|10", "--snr", "5", "--seeds", "2"]
+    assert main([*argv, "--master", "nowhere"]) == 2
+    error = capsys.readouterr().err
+    assert "not a filter" not in error and "--master" in error
+    assert main(["sweep", "--filter", "tdv", "--master", "local[1]"]) == 2
+    assert "name='tdv' is not a filter" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["simulate", "--snrr", "5"], "did you mean --snr?"),
+        (["simulate", "--filter", "tdv", "--duration", "60"], "did you mean 'tvd'?"),
+        (["simulate", "--filter", "tvd:lamda=5", "--duration", "60"], "did you mean 'lam'?"),
+        (["denoise", "--seeed", "2"], "did you mean --seed?"),
+    ],
+)
+def test_a_typo_is_answered_with_the_closest_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], hint: str
+) -> None:
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert hint in error
+    assert "Traceback" not in error
+
+
+def test_trace_refuses_a_volume_trace_in_one_line_before_spark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It used to count the rows of a timestamp,value file as events (0.00055 events/s), silently.
+    volume = tmp_path / "volume.csv"
+    volume.write_text("timestamp,value\n0,300\n1800,310\n")
+    argv = ["trace", "--input", str(volume), "--timestamp-column", "timestamp"]
+    assert main([*argv, "--out", str(tmp_path / "t.csv"), "--master", "nowhere"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "already a volume trace" in error and f"simulate --trace {volume}" in error

@@ -18,7 +18,12 @@ from simulator.experiments.compare import (
     compare_cells,
     run_compare_cell,
 )
-from simulator.experiments.compare_report import run_compare, standing_cells, standing_table
+from simulator.experiments.compare_report import (
+    run_compare,
+    standing_cells,
+    standing_table,
+    timeline_figure,
+)
 
 
 def short(cell: CompareCell) -> CompareCell:
@@ -157,3 +162,29 @@ def test_the_interval_at_another_price_is_that_of_the_priced_cost_over_the_seeds
     assert "| paper | 1 | 2.000 (ds2) | 1.116 (within) |" in with_runs
     # Without the runs, the interval at 5 stands in at 50 too, and is far too narrow there.
     assert "| paper | 1 | 2.000 (ds2) | 1.116 (ds2) |" in standing_table(summary)
+
+
+def test_a_trace_duration_longer_than_the_trace_is_one_line_before_spark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "short.csv"
+    trace.write_text("timestamp,value\n" + "".join(f"{t},{300 + t % 7}\n" for t in range(100)))
+    # It used to fail on a Spark worker: "Spark failed: An exception was thrown from the Python
+    # worker", and only --verbose said why.
+    argv = ["compare", "--trace", str(trace), "--trace-duration", "500", "--seeds", "2"]
+    assert main([*argv, "--master", "spark://nowhere.invalid:7077"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "--trace-duration 500 is not allowed" in error and "at most 100" in error
+
+
+def test_the_timelines_give_the_backlog_an_axis_of_its_own(tmp_path: Path) -> None:
+    policies = {label: baselines()[label] for label in ("steadyscale", "hpa")}
+    cells = [short(cell) for cell in compare_cells(["paper"], [1.0], [1], policies)]
+    figure = timeline_figure(cells)
+    assert len(figure.axes) == 4  # per policy: instances on the left, backlog on the right
+    assert [axes.get_ylabel() for axes in figure.axes[:2]] == ["instances"] * 2
+    backlogs = figure.axes[2:]
+    assert [axes.get_ylabel() for axes in backlogs] == ["backlog (tuples)"] * 2
+    assert all(len(axes.get_yticks()) >= 2 for axes in backlogs)
+    assert [axes.get_title(loc="left") for axes in figure.axes[:2]] == ["steadyscale", "hpa"]

@@ -24,6 +24,7 @@ from simulator.cli import main, parser
 
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 TRACES = ROOT.parent / "shared" / "data" / "traces"
 # Commands that start no JVM; the Spark ones (paper, sweep, compare, trace) are tested in
@@ -103,7 +104,7 @@ def test_every_spark_command_of_the_readme_runs_small(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ran = set()
-    for words in steadyscale_lines():
+    for words in steadyscale_lines() + steadyscale_lines(GUIDE):
         if words[0] == "events":  # the log that trace reads
             assert main(small(words, tmp_path) or []) == 0
         if words[0] not in {"sweep", "paper", "compare", "trace"}:
@@ -116,17 +117,62 @@ def test_every_spark_command_of_the_readme_runs_small(
     assert ran >= {"sweep", "paper", "trace"}
 
 
-def test_the_readme_shows_the_commands_a_newcomer_needs() -> None:
+def test_the_readme_shows_the_commands_a_newcomer_needs_and_reads_in_five_minutes() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
     commands = {words[0] for words in steadyscale_lines()}
-    assert {"denoise", "simulate", "events", "trace", "sweep"} <= commands
+    assert {"denoise", "simulate", "sweep", "serve"} <= commands
+    assert {"events", "trace", "paper"} <= {words[0] for words in steadyscale_lines(GUIDE)}
     assert any("make run" in block for block in bash_blocks())
+    assert "pip install steadyscale" not in README.read_text(encoding="utf-8")
 
 
-def test_every_local_steadyscale_command_of_the_readme_runs(
+def test_the_readme_picture_is_made_by_its_make_target_and_its_caption_tells_what_it_shows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = next(words for words in steadyscale_lines() if "out/readme" in words)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert f"$(BIN)/steadyscale {shlex.join(words)}\n" in makefile
+    assert "cp out/readme/simulate.png docs/img/readme.png" in makefile
+    command = [word if word != "out/readme" else str(tmp_path) for word in words]
+    assert main(command) == 0
+    table = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()}
+    operations = {name: int(table[name][0]) + int(table[name][1]) for name in ("raw", "default")}
+    caption = README.read_text(encoding="utf-8").split("(docs/img/readme.png)")[1]
+    pattern = r"raw samples.*?makes ([\d,]+) scaling operations;.*?default.*?makes ([\d,]+)"
+    stated = re.search(pattern, caption, flags=re.S)
+    assert stated is not None
+    assert [int(number.replace(",", "")) for number in stated.groups()] == [
+        operations["raw"],
+        operations["default"],
+    ]
+
+
+def test_the_configuration_reference_gives_every_default_as_the_code_builds_it() -> None:
+    from filters import available_filters, make_filter
+    from scaling import make_guard
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (filter|guard) \| `(\w+)` \| `(\w+)` \| `([^`]*)` \|", text, re.M)
+    documented = {(kind, name, parameter): value for kind, name, parameter, value in rows}
+    guards = ["confidence", "cooldown", "hysteresis", "stabilization", "max_step"]
+    built = {
+        (kind, name, parameter): json.dumps(value)
+        for kind, names, make in (
+            ("filter", available_filters(), make_filter),
+            ("guard", guards, make_guard),
+        )  # fmt: skip
+        for name in names
+        for parameter, value in make(name).spec.items()
+        if parameter != "name"
+    }
+    assert documented == built
+
+
+def test_every_local_steadyscale_command_of_the_readme_and_guide_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ran = 0
-    for words in steadyscale_lines():
+    for words in steadyscale_lines() + steadyscale_lines(GUIDE):
         if words[0] not in LOCAL_COMMANDS or any(w.startswith("out/trace") for w in words):
             continue  # a trace made by `steadyscale trace` (Spark) is tested in test_cli.py
         command = small(words, tmp_path)
@@ -145,8 +191,15 @@ def free_port() -> int:
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the README's loop uses curl")
-def test_the_first_five_minutes_loop_gets_a_decision_from_a_real_service(tmp_path: Path) -> None:
+def test_the_first_five_minutes_then_the_service_walkthrough_run_in_order_on_a_real_service(
+    tmp_path: Path,
+) -> None:
+    # Followed in order, the pages used to collide: the service section PUT another
+    # configuration to the README's stream and got 409, then 409 on its POSTs.
     loop = next(block for block in bash_blocks() if "/decision" in block and "for t in" in block)
+    walkthrough = next(
+        block for block in bash_blocks(ROOT / "docs" / "service.md") if "curl -X PUT" in block
+    )
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "simulator.cli", "serve", "--port", str(port),
@@ -165,6 +218,13 @@ def test_the_first_five_minutes_loop_gets_a_decision_from_a_real_service(tmp_pat
         done = subprocess.run(
             ["bash", "-c", "set -e\n" + script], capture_output=True, text=True, timeout=120
         )
+        # Every request of the walkthrough must succeed: any 4xx fails curl, and the script.
+        strict = walkthrough.replace("localhost:8000", f"127.0.0.1:{port}").replace(
+            "curl ", "curl -sS --fail-with-body "
+        )
+        walked = subprocess.run(
+            ["bash", "-c", "set -e\n" + strict], capture_output=True, text=True, timeout=120
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -172,3 +232,6 @@ def test_the_first_five_minutes_loop_gets_a_decision_from_a_real_service(tmp_pat
     decisions = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"t"')]
     assert [decision["t"] for decision in decisions] == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert all(decision["operators"] >= 1 for decision in decisions)
+    assert walked.returncode == 0, (walked.stdout, walked.stderr)
+    assert '"accepted":2' in walked.stdout.replace(" ", "")
+    assert "steadyscale_" in walked.stdout  # /metrics answered, after every stream call
