@@ -69,10 +69,10 @@ def candidates(outlook: Outlook, capacity: float, latency: float) -> list[int]:
     """Counts worth pricing: from one under the level's need to what drains the backlog that
     an operation would find within the latency, ``REACH`` deviations up; and the running count.
 
-    >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0, backlog=0.0,
-    ...                running=8, landing=0.0, restart=8.0)
+    >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0,
+    ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
     >>> candidates(calm, 50.0, 10.0)
-    [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
+    [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
     """
     ahead = outlook.landing + outlook.restart
     rate = outlook.level + max(outlook.excess, 0.0) + max(outlook.slope, 0.0) * ahead
@@ -97,7 +97,7 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
     ...                 backlog=2000.0, running=8, landing=0.0, restart=8.0)
     >>> choice = choose(surge, policy)
     >>> choice.operators, choice.unbounded
-    (8, 13)
+    (8, 16)
     """
     counts = candidates(outlook, policy.capacity, policy.latency)
     bounded = sorted({policy.clamp(count) for count in counts})

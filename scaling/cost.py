@@ -151,11 +151,11 @@ def expected_costs(outlook: Outlook, prices: Prices, candidates: np.ndarray) -> 
     """The expected cost of each count in ``candidates`` (integers >= 0) over the horizon.
 
     >>> prices = Prices(capacity=50.0, latency=10.0, operator=1.0, late=50.0, operation=30.0)
-    >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=60.0**2, backlog=0.0,
-    ...                running=8, landing=0.0, restart=8.0)
+    >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=60.0**2,
+    ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
     >>> costs = expected_costs(calm, prices, np.array([8, 9, 10]))
-    >>> [round(x) for x in costs.total]  # 8 is late too often; 10 pays for what 9 covers
-    [3120, 2880, 3170]
+    >>> [round(x) for x in costs.total]  # 8 is never late; 9 and 10 add operator-seconds and 30
+    [2464, 2802, 3110]
     """
     c, latency = prices.capacity, prices.latency
     variance = max(outlook.variance, 1e-12 * c * c)

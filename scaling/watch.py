@@ -18,7 +18,9 @@ class Watch:
     recent measurements (``scaling.measure``): a slow restart is not remembered forever.
 
     >>> watch = Watch()
-    >>> watch.decided(10.0, 4, 5, reported=True)  # 4 run, 5 decided at t = 10
+    >>> watch.seen(10.0, 4, 4, last_t=None)  # the first sample reports 4 running
+    False
+    >>> watch.decided(10.0, 4, 5, reported=True)  # 5 decided at t = 10
     >>> watch.seen(40.0, 4, 5, last_t=39.0), watch.seen(41.0, 5, 5, last_t=40.0)
     (False, True)
     >>> watch.actuation(41.0)  # landed between 40 and 41: 30 s after the decision
