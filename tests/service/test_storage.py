@@ -64,13 +64,13 @@ def test_the_file_is_created_with_its_directory_in_wal_mode(tmp_path: Path) -> N
     assert storage.path.exists()
     with sqlite3.connect(storage.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("PRAGMA user_version").fetchone() == (2,)
+        assert db.execute("PRAGMA user_version").fetchone() == (3,)
 
 
 def test_postgresql_records_its_schema_version(postgres_url: str) -> None:
     PostgresStorage(postgres_url).close()
     with psycopg.connect(postgres_url) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
 
 
 def test_a_database_from_a_newer_steadyscale_is_refused_untouched(
@@ -80,12 +80,12 @@ def test_a_database_from_a_newer_steadyscale_is_refused_untouched(
     storage.close()
     if isinstance(storage, Storage):
         with sqlite3.connect(storage.path) as db:
-            db.execute("PRAGMA user_version = 3")
+            db.execute("PRAGMA user_version = 4")
     else:
         assert isinstance(storage, PostgresStorage)
         with psycopg.connect(storage.url) as db:
-            db.execute("UPDATE schema_version SET version = 3")
-    with pytest.raises(OSError, match="schema version 3; this steadyscale reads versions up to 2"):
+            db.execute("UPDATE schema_version SET version = 4")
+    with pytest.raises(OSError, match="schema version 4; this steadyscale reads versions up to 3"):
         open_again()
 
 
@@ -129,9 +129,10 @@ def test_a_version_1_database_is_upgraded_once_keeping_its_decisions(
     assert len(opened) == 4
     storage = opened[0]
     old = storage.history("orders", None, 10)
+    # Decisions from before the reason codes read back with the code of their action.
     assert old == [
-        Decision(0.0, 100.0, 100.0, 1, 2, "up", "first"),
-        Decision(1.0, 101.0, 101.0, 2, 2, "none", "second"),
+        Decision(0.0, 100.0, 100.0, 1, 2, "up", "first", code="ScaledUp"),
+        Decision(1.0, 101.0, 101.0, 2, 2, "none", "second", code="Steady"),
     ]
     reported = Decision(2.0, 90.0, 95.0, 2, 2, "none", "third", 40.0, 2, 88.5)
     storage.append("orders", "r1", [reported], {}, retention=10)
@@ -140,11 +141,77 @@ def test_a_version_1_database_is_upgraded_once_keeping_its_decisions(
         each.close()
 
 
+def create_version_2(path: Path) -> None:
+    """A SQLite database as steadyscale's schema version 2 left it: decisions with what the
+    job reported, no reason code and no record."""
+    rows = [
+        "INSERT INTO decisions VALUES ('orders', 0.0, 100.0, 99.0, 1, 3, 'up', 'a', 10.0, 1, 90.0)",
+        "INSERT INTO decisions VALUES ('orders', 1.0, 60.0, 80.0, 3, 2, 'down', 'b', 0.0, 3, 60.0)",
+        "INSERT INTO decisions VALUES ('orders', 2.0, 70.0, 75.0, 2, 2, 'none', 'c', NULL, NULL, "
+        "NULL)",
+    ]
+    with sqlite3.connect(path) as db:
+        for script in sqlite_storage._MIGRATIONS[:2]:
+            db.executescript(script)
+        db.execute("INSERT INTO streams VALUES ('orders', '{}', 1, '{}', 2, 2.0, 2, 'r1')")
+        for statement in (*rows, "PRAGMA user_version = 2"):
+            db.execute(statement)
+
+
+def test_a_version_2_database_migrates_to_3_and_its_decisions_get_their_action_s_code(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "steadyscale.db"
+    create_version_2(path)
+    storage = Storage(path)
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+    assert storage.history("orders", None, 10) == [
+        Decision(0.0, 100.0, 99.0, 1, 3, "up", "a", 10.0, 1, 90.0, code="ScaledUp"),
+        Decision(1.0, 60.0, 80.0, 3, 2, "down", "b", 0.0, 3, 60.0, code="ScaledDown"),
+        Decision(2.0, 70.0, 75.0, 2, 2, "none", "c", code="Steady"),
+    ]
+    # New decisions keep their code and record, beside the old ones.
+    explain = {"model": "threshold", "inputs": {"filtered": 75.0, "spread": None}, "needed": 2}
+    new = Decision(3.0, 70.0, 75.0, 2, 2, "none", "d", code="HeldForCost", explain=explain)
+    storage.append("orders", "r1", [new], {}, retention=10)
+    storage.close()
+    again = Storage(path)  # opened once more: nothing migrates twice
+    assert again.history("orders", 2.0, 10) == [new]
+    assert again.latest_decision("orders") == new
+    again.close()
+
+
 def test_what_the_job_reported_is_stored_with_each_decision(storage: Store) -> None:
     rows = [
-        Decision(0.0, 120.0, 120.0, 1, 3, "up", "a", backlog=5e14, running=1, processed=0.0),
+        Decision(
+            0.0,
+            120.0,
+            120.0,
+            1,
+            3,
+            "up",
+            "a",
+            backlog=5e14,
+            running=1,
+            processed=0.0,
+            code="ScaledUp",
+            explain={"model": "cost", "candidates": [{"total": 1.5}]},
+        ),
         Decision(1.0, 130.0, 125.0, 3, 3, "none", "b"),
-        Decision(2.0, 140.0, 130.0, 2, 3, "up", "c", backlog=0.0, running=2, processed=1e12),
+        Decision(
+            2.0,
+            140.0,
+            130.0,
+            2,
+            3,
+            "up",
+            "c",
+            backlog=0.0,
+            running=2,
+            processed=1e12,
+            code="WaitingToLand",
+        ),
         Decision(3.0, 150.0, 135.0, 3, 3, "none", "d", running=1_000_000_000),
     ]
     append(storage, "orders", rows)
