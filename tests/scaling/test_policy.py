@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
 from scaling import ThresholdPolicy
+from scaling.cost import Prices
 
 
 def test_needed_is_the_ceiling_of_volume_over_capacity() -> None:
@@ -98,81 +98,58 @@ def test_non_finite_volume_is_refused() -> None:
         ThresholdPolicy(capacity=50.0).needed(float("nan"))
 
 
-def test_headroom_keeps_the_noise_under_the_latency_after_a_restart() -> None:
-    policy = ThresholdPolicy(capacity=50.0)  # latency 10 s, risk one in a thousand
-    # 10 h^2 + 10 x 400 h = 114^2 ln(1000) / 2, and with an 8 s restart 10 h^2 + 2 x 400 h = ...
-    assert policy.headroom(400.0, 114.0) == pytest.approx(10.92, abs=0.01)
-    assert policy.headroom(400.0, 114.0, restart=8.0) == pytest.approx(38.03, abs=0.01)
-    # More noise, more headroom; more load absorbs the same noise with less.
-    assert policy.headroom(400.0, 228.0) > 3.5 * policy.headroom(400.0, 114.0)
-    assert policy.headroom(800.0, 114.0) < policy.headroom(400.0, 114.0)
-    # A restart longer than the latency bound needs capacity for its backlog even without noise:
-    # 12 s x 400 tuples/s drained by 400 + 80 tuples/s is a delay of exactly 10 s.
-    assert policy.headroom(400.0, 0.0, restart=12.0) == pytest.approx(80.0)
-    assert ThresholdPolicy(capacity=50.0, latency=None).headroom(400.0, 114.0, 8.0) == 0.0
-
-
-def test_look_ahead_only_along_a_rising_level() -> None:
-    policy = ThresholdPolicy(capacity=50.0, lead=20.0)
-    assert policy.demand(300.0, slope=1.5, restart=10.0) == 345.0  # 300 + 1.5 x 30
-    assert policy.demand(300.0, slope=-1.5, restart=10.0) == 300.0
-    assert ThresholdPolicy(capacity=50.0, lead=0.0).demand(300.0, slope=1.5) == 300.0
+def test_the_policy_prices_the_model_in_its_units() -> None:
+    default = ThresholdPolicy(capacity=50.0)
+    assert default.prices == Prices(
+        capacity=50.0, latency=10.0, operator=1.0, late=1000.0, operation=30.0
+    )
+    custom = ThresholdPolicy(
+        capacity=20.0, latency=30.0, operator_price=2.0, late_price=0.0, operation_price=0.0
+    )
+    assert custom.prices == Prices(20.0, 30.0, 2.0, 0.0, 0.0)  # a late second may be free
+    # A late probability instead of a price: late seconds cost nothing, the share bounds them.
+    share = ThresholdPolicy(capacity=50.0, late_probability=0.01)
+    assert share.late_price is None and share.prices.late == 0.0
 
 
 def test_new_settings_appear_in_the_spec_only_when_not_default() -> None:
     default = ThresholdPolicy(capacity=50.0)
     assert set(default.spec) == {"capacity", "min_operators", "max_operators"}
-    custom = ThresholdPolicy(capacity=50.0, latency=30.0, lead=15.0, restart=120.0)
-    assert custom.spec["latency"] == 30.0 and custom.spec["lead"] == 15.0
-    assert custom.spec["restart"] == 120.0 and "restart" not in default.spec
-    assert ThresholdPolicy(**custom.spec) == custom
-    with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
-        ThresholdPolicy(capacity=50.0, restart=-1.0)
-    with pytest.raises(ValueError, match="latency=0.0 is not allowed"):
-        ThresholdPolicy(capacity=50.0, latency=0.0)
-    with pytest.raises(ValueError, match="lead=-1.0 is not allowed"):
-        ThresholdPolicy(capacity=50.0, lead=-1.0)
+    custom = ThresholdPolicy(
+        capacity=50.0, latency=30.0, restart=120.0, operator_price=2.0, late_price=50.0,
+        operation_price=0.0,
+    )  # fmt: skip
+    assert custom.spec == {
+        "capacity": 50.0, "min_operators": 1, "max_operators": None, "latency": 30.0,
+        "operator_price": 2.0, "late_price": 50.0, "operation_price": 0.0, "restart": 120.0,
+    }  # fmt: skip
+    assert ThresholdPolicy(**custom.spec) == custom and custom != default
+    # The default late price stated explicitly is the default.
+    assert ThresholdPolicy(capacity=50.0, late_price=1000.0) == default
+    for name, value in [
+        ("restart", -1.0), ("latency", 0.0), ("operator_price", 0.0), ("late_price", -1.0),
+        ("operation_price", -1.0), ("latency", None), ("restart", "8"),
+    ]:  # fmt: skip
+        with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed"):
+            ThresholdPolicy(capacity=50.0, **{name: value})  # type: ignore[arg-type]
 
 
-def test_quiet_weight_is_a_share_from_0_to_1_kept_in_the_spec_when_not_1() -> None:
-    assert "quiet_weight" not in ThresholdPolicy(capacity=50.0).spec
-    halved = ThresholdPolicy(capacity=50.0, quiet_weight=0.5)
-    assert halved.spec["quiet_weight"] == 0.5 and ThresholdPolicy(**halved.spec) == halved
-    for value in (-0.1, 1.5, float("nan"), "0.5"):
-        with pytest.raises(ValueError, match=f"quiet_weight={value!r} is not allowed"):
-            ThresholdPolicy(capacity=50.0, quiet_weight=value)  # type: ignore[arg-type]
-
-
-def test_the_risk_sets_the_headroom_and_is_kept_in_the_spec_when_not_the_default() -> None:
-    # The headroom is the spare capacity whose chance of letting the noise take the delay over
-    # the latency is the risk: exp(-2 h L (v + h) / sigma^2) = risk without a restart.
-    default, loose = ThresholdPolicy(capacity=50.0), ThresholdPolicy(capacity=50.0, risk=0.1)
-    assert "risk" not in default.spec and loose.spec["risk"] == 0.1
-    assert ThresholdPolicy(**loose.spec) == loose and loose != default
-    for policy in (default, loose):
-        h = policy.headroom(400.0, 114.0)
-        assert math.exp(-2.0 * h * 10.0 * (400.0 + h) / 114.0**2) == pytest.approx(policy.risk)
-    assert loose.headroom(400.0, 114.0) < default.headroom(400.0, 114.0)
-    assert ThresholdPolicy(capacity=50.0, risk=1.0).headroom(400.0, 114.0) == 0.0
+def test_a_late_probability_replaces_the_late_price_and_is_kept_in_the_spec() -> None:
+    share = ThresholdPolicy(capacity=50.0, late_probability=0.1)
+    assert share.spec["late_probability"] == 0.1 and "late_price" not in share.spec
+    assert ThresholdPolicy(**share.spec) == share and share != ThresholdPolicy(capacity=50.0)
+    assert ThresholdPolicy(capacity=50.0, late_probability=1.0).late_probability == 1.0
     for value in (0, -0.1, 1.5, float("nan"), "0.1"):
-        with pytest.raises(ValueError, match=f"risk={value!r} is not allowed"):
-            ThresholdPolicy(capacity=50.0, risk=value)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=f"late_probability={value!r} is not allowed"):
+            ThresholdPolicy(capacity=50.0, late_probability=value)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"state late_price \(5.0\) or late_probability, not both"):
+        ThresholdPolicy(capacity=50.0, late_price=5.0, late_probability=0.1)
 
 
-@pytest.mark.parametrize(
-    ("weight", "since", "expected"),
-    [
-        (0.5, 0.0, 700.0),  # right after the operation: half-way from the level
-        (0.5, 59.9, 700.0),
-        (0.5, 60.0, 900.0),  # the quiet period is over: the sample itself
-        (0.5, None, 900.0),  # no operation yet
-        (1.0, 10.0, 900.0),  # the default: used as any other sample
-        (0.0, 10.0, None),  # ignored
-    ],
-)
-def test_a_volume_within_the_quiet_period_counts_for_its_weight(
-    weight: float, since: float | None, expected: float | None
-) -> None:
-    policy = ThresholdPolicy(capacity=50.0, quiet_weight=weight)  # quiet 60 s
-    assert policy.quiet_volume(900.0, 500.0, since) == expected
-    assert policy.quiet_volume(900.0, None, since) == 900.0  # no level yet: never ignored
+def test_from_settings_maps_the_settings_of_older_specs() -> None:
+    # The full table is tests/scaling/test_legacy.py; here: the policy built from them.
+    old = {"capacity": 50.0, "utilisation": 0.8, "risk": 0.01, "quiet": 30.0, "lead": 15.0}
+    policy = ThresholdPolicy.from_settings({**old, "catch_up": 300.0, "quiet_weight": 1.0})
+    assert policy == ThresholdPolicy(capacity=40.0, late_probability=0.01)
+    with pytest.raises(ValueError, match="policy.cap=3 is not allowed"):
+        ThresholdPolicy.from_settings({"capacity": 50.0, "cap": 3})
