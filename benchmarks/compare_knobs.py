@@ -40,19 +40,15 @@ import csv
 import json
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from scaling.policy import ThresholdPolicy
-from simulator.experiments.cells import summarize, workload_trend
+from simulator.experiments.cells import summarize
 from simulator.experiments.compare import (
     COMPARE_METRICS,
-    MAX_OPERATORS,
     CompareCell,
-    queue_run,
     run_compare_cell,
 )
 from simulator.experiments.compare_report import (
@@ -92,11 +88,12 @@ def default_cells(
     traces: Path,
     pause: float = QueueConfig.pause,
     delay: float = QueueConfig.delay,
+    policy: str = DEFAULT_POLICY,
 ) -> list[CompareCell]:
-    """The stored default's cells, its policy spec updated with ``settings``."""
+    """The stored cells of ``policy`` (the default), its spec updated with ``settings``."""
     cells = []
     for run in runs:
-        if run["policy"] != DEFAULT_POLICY:
+        if run["policy"] != policy:
             continue
         spec = {**json.loads(str(run["policy_spec"])), **settings}
         workload, params = str(run["workload"]), {}
@@ -107,7 +104,7 @@ def default_cells(
             workload, params, duration = "trace", {"path": str(path)}, None  # all of it
         cells.append(
             CompareCell(
-                DEFAULT_POLICY,
+                policy,
                 spec,
                 workload,
                 int(run["seed"]),

@@ -53,8 +53,10 @@ class Choice:
             "late_probability": policy.late_probability,
             "operation_price": policy.operation_price,
         }
-        inputs = {key: round(value, 4) if isinstance(value, float) else value
-                  for key, value in inputs.items()}
+        inputs = {
+            key: round(value, 4) if isinstance(value, float) else value
+            for key, value in inputs.items()
+        }
         return {
             "model": "cost",
             "inputs": inputs,

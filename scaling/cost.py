@@ -49,13 +49,22 @@ AFTER = 300.0
 # about that long, whether it turns out to be a change (the level then takes it over) or a
 # spike (it ends).
 EXCESS = 15.0
-# Quadrature over the window after landing: the ends of its sub-intervals as shares of AFTER
-# (finer first, where the restart's backlog drains), and the midpoint of each.
+# The points the integrals are summed over: two in the actuation delay, two in the restart, five
+# after landing (finer first, where the restart's backlog drains). A point's time is
+# landing × _IN_DELAY + restart × _IN_RESTART + AFTER × _AFTER_SHARE, its weight likewise.
 _EDGES = np.array([0.0, 0.05, 0.15, 0.35, 0.65, 1.0])
-_MIDS = (_EDGES[:-1] + _EDGES[1:]) / 2.0
-_WIDTHS = np.diff(_EDGES)
-# Points within the actuation delay and within the restart, as shares of each (midpoints).
 _HALVES = np.array([0.25, 0.75])
+_DELAY = np.array([1.0, 1.0, 0, 0, 0, 0, 0, 0, 0])  # the point lies in the delay
+_RESTART = np.array([0, 0, 1.0, 1.0, 0, 0, 0, 0, 0])  # in the restart
+_SERVED = 1.0 - _DELAY - _RESTART  # after the restart
+_IN_DELAY = np.concatenate((_HALVES, np.ones(7)))
+_IN_RESTART = np.concatenate(([0.0, 0.0], _HALVES, np.ones(5)))
+_AFTER_SHARE = np.concatenate((np.zeros(4), (_EDGES[:-1] + _EDGES[1:]) / 2.0))
+_WEIGHT_DELAY = _DELAY / 2.0
+_WEIGHT_RESTART = _RESTART / 2.0
+_WEIGHT_AFTER = np.concatenate((np.zeros(4), np.diff(_EDGES)))
+# Seconds of the pause left at each point of the restart, as shares of the restart.
+_PAUSE_LEFT = np.concatenate(([0.0, 0.0], 1.0 - _HALVES, np.zeros(5)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,16 +146,6 @@ class Costs:
         }
 
 
-def _late(
-    x: np.ndarray, mean: np.ndarray, spread: np.ndarray, drift: np.ndarray, variance: float
-) -> np.ndarray:
-    """Harrison's ``Pr[Q > x]`` of a reflected Brownian queue whose free path is N(mean, spread²)."""
-    free = ndtr((mean - x) / spread)
-    # The reflection's term, e^{2mx/σ²} Φ(...), in logs: the exponential alone overflows.
-    reflected = np.exp(np.minimum(2.0 * drift * x / variance + log_ndtr((-x - mean) / spread), 0.0))
-    return np.minimum(free + reflected, 1.0)
-
-
 def expected_costs(outlook: Outlook, prices: Prices, candidates: np.ndarray) -> Costs:
     """The expected cost of each count in ``candidates`` (integers >= 0) over the horizon.
 
@@ -154,88 +153,71 @@ def expected_costs(outlook: Outlook, prices: Prices, candidates: np.ndarray) -> 
     >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=60.0**2,
     ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
     >>> costs = expected_costs(calm, prices, np.array([8, 9, 10]))
-    >>> [round(x) for x in costs.total]  # 8 is never late; 9 and 10 add operator-seconds and 30
-    [2464, 2802, 3110]
+    >>> [round(x) for x in costs.total]
+    [3120, 2880, 3170]
     """
     c, latency = prices.capacity, prices.latency
     variance = max(outlook.variance, 1e-12 * c * c)
     n0, landing, restart = outlook.running, outlook.landing, outlook.restart
     ahead = landing + restart  # the level's slope is followed until then
-    after = AFTER
-    horizon = landing + restart + after
-    candidates = np.asarray(candidates, dtype=float)
-    change = candidates != n0
-
-    # Absolute times of the points and their weights: delay, restart, after landing.
-    times = np.concatenate(
-        (landing * _HALVES, landing + restart * _HALVES, ahead + after * _MIDS)
-    )
-    weights = np.concatenate(
-        (np.full(2, landing / 2.0), np.full(2, restart / 2.0), after * _WIDTHS)
-    )
-    rate = _rate(outlook, times, ahead)
-    arrived = _arrived(outlook, times, ahead)
+    horizon = ahead + AFTER
+    counts = np.asarray(candidates, dtype=float)
+    change = counts != n0
+    times = landing * _IN_DELAY + restart * _IN_RESTART + AFTER * _AFTER_SHARE
+    weights = landing * _WEIGHT_DELAY + restart * _WEIGHT_RESTART + AFTER * _WEIGHT_AFTER
+    arrived = _arrived(outlook, np.append(times, (landing, ahead, horizon)), ahead)
+    by_landing, by_horizon = arrived[-3], arrived[-1]
+    arrived = arrived[:-3]
+    rate = _rate(outlook, np.append(times, horizon), ahead)
     spread = np.sqrt(variance * times + outlook.level_error**2 * times * times) + 1e-9 * c
 
-    # Holding n0 for the whole horizon, from the backlog there is now.
+    # Capacity, mean backlog and the backlog at which a record is late, at each (count, point):
+    # n0 until an operation lands, nothing during its restart, the count after; n0 throughout
+    # when holding. The backlog an operation finds when it lands is reflected at 0.
     held = n0 * c
-    hold_late = _late(
-        np.full_like(times, latency * held),
-        outlook.backlog + arrived - held * times,
-        spread,
-        rate - held,
-        variance,
+    capacity = counts[:, None] * c
+    found = max(outlook.backlog + by_landing - held * landing, 0.0)
+    held_mean = outlook.backlog + arrived - held * times
+    served = capacity * np.maximum(times - ahead, 0.0)
+    op_mean = np.where(_DELAY > 0, held_mean, found + arrived - by_landing - served)
+    room = np.maximum(latency - restart * _PAUSE_LEFT, 0.0)
+    op_threshold = np.where(_DELAY > 0, held, capacity) * room
+    op_running = held * _DELAY + capacity * _SERVED
+    rows = change[:, None]
+    mean = np.where(rows, op_mean, held_mean)
+    threshold = np.where(rows, op_threshold, latency * held)
+    drift = rate[:-1] - np.where(rows, op_running, held)
+    free = ndtr((mean - threshold) / spread)
+    # The reflection's term, e^{2mx/σ²} Φ(...), in logs (the exponential alone overflows);
+    # none within a restart, where nothing is served and a record is late once the pause left
+    # plus the backlog at the new capacity exceeds the latency.
+    reflected = np.exp(
+        np.minimum(2.0 * drift * threshold / variance + log_ndtr((-threshold - mean) / spread), 0)
     )
-
-    # An operation: n0 until it lands, nothing during the restart, the candidate after.
-    before = outlook.backlog + arrived[:2] - held * times[:2]
-    by_landing, by_ahead, by_horizon = _arrived(outlook, np.array([landing, ahead, horizon]), ahead)
-    at_landing = max(outlook.backlog + by_landing - held * landing, 0.0)
-    capacity = candidates[:, None] * c
-    mean_restart = at_landing + arrived[2:4] - by_landing
-    left = restart * (1.0 - _HALVES)  # pause left at each restart point
-    room = np.maximum(latency - left, 0.0)
-    restart_late = np.where(
-        room > 0.0, ndtr((mean_restart - room * capacity) / spread[2:4]), 1.0
+    late_share = np.where(
+        rows & (_RESTART > 0), np.where(room > 0, free, 1.0), np.minimum(free + reflected, 1.0)
     )
-    at_restart_end = at_landing + by_ahead - by_landing
-    served = times[4:] - ahead
-    mean_after = at_restart_end + arrived[4:] - by_ahead - capacity * served
-    after_late = _late(latency * capacity, mean_after, spread[4:], rate[4:] - capacity, variance)
-    op_late = np.concatenate(
-        (
-            np.broadcast_to(_late(latency * held, before, spread[:2], rate[:2] - held, variance),
-                            (len(candidates), 2)),
-            restart_late,
-            after_late,
-        ),
-        axis=1,
-    )
-    late = np.where(change[:, None], op_late, hold_late[None, :]) @ weights
+    late = late_share @ weights
 
     # The backlog left at the horizon, drained at the spare capacity after it (at most AFTER s).
-    final_rate = float(_rate(outlook, np.array([horizon]), ahead)[0])
-    left_held = outlook.backlog + by_horizon - held * horizon
-    left_op = at_restart_end + by_horizon - by_ahead - capacity[:, 0] * after
-    backlog_left = np.maximum(np.where(change, left_op, left_held), 0.0)
-    final_capacity = np.where(change, candidates * c, held)
-    excess = np.maximum(backlog_left - latency * final_capacity, 0.0)
-    spare = final_capacity - final_rate
-    terminal = np.where(
-        excess > 0.0, np.where(spare > 0.0, np.minimum(excess / np.maximum(spare, 1e-12), after),
-                               after), 0.0
+    final = np.where(change, counts * c, held)
+    left = np.where(
+        change,
+        found + by_horizon - by_landing - final * AFTER,
+        outlook.backlog + by_horizon - held * horizon,
     )
-    late_seconds = late + terminal
+    over = np.maximum(left - latency * final, 0.0)
+    spare = final - rate[-1]
+    terminal = np.where(spare > 0.0, np.minimum(over / np.maximum(spare, 1e-12), AFTER), AFTER)
+    late_seconds = late + np.where(over > 0.0, terminal, 0.0)
 
-    operator_seconds = np.where(change, n0 * landing + candidates * (restart + after),
-                                n0 * horizon)
+    operator_seconds = np.where(change, n0 * landing + counts * (restart + AFTER), n0 * horizon)
     operator_cost = prices.operator * operator_seconds
     late_cost = prices.late * late_seconds
     operation_cost = np.where(change, prices.operation, 0.0)
     total = operator_cost + late_cost + operation_cost
     return Costs(
-        candidates.astype(int), operator_cost, late_seconds, late_cost, operation_cost, total,
-        horizon,
+        counts.astype(int), operator_cost, late_seconds, late_cost, operation_cost, total, horizon
     )
 
 
@@ -244,7 +226,8 @@ def _rate(outlook: Outlook, times: np.ndarray, ahead: float) -> np.ndarray:
     the excess fading over ``EXCESS`` seconds."""
     slope = max(outlook.slope, 0.0)
     fading = outlook.excess * np.exp(-times / EXCESS)
-    return outlook.level + slope * np.minimum(times, ahead) + fading
+    rate: np.ndarray = outlook.level + slope * np.minimum(times, ahead) + fading
+    return rate
 
 
 def _arrived(outlook: Outlook, times: np.ndarray, ahead: float) -> np.ndarray:

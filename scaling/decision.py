@@ -86,8 +86,9 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
     ...                       "restart": 8.0, "landing": 0.0},
     ...            "candidates": [{"operators": 8, "total": 2464.0, "late_seconds": 0.0},
     ...                           {"operators": 9, "total": 2802.0, "late_seconds": 0.0}]}
-    >>> cost_reason(8, 8, explain)
-    '8: expected cost 2464 (0.0 late s) < 9: 2802 (0.0 late s); level 380.0 ± 5.0, backlog 0, restart 8 s'
+    >>> cost_reason(8, 8, explain)  # doctest: +NORMALIZE_WHITESPACE
+    '8: expected cost 2464 (0.0 late s) < 9: 2802 (0.0 late s);
+     level 380.0 ± 5.0, backlog 0, restart 8 s'
     """
     rows = {row["operators"]: row for row in explain["candidates"]}
     chosen = rows[operators]

@@ -45,8 +45,11 @@ def mapped_settings(settings: dict[str, Any]) -> dict[str, Any]:
         return settings
     mapped = {key: value for key, value in settings.items() if key not in legacy}
     refusals = {
-        "catch_up": (None, "null (ignore backlogs) cannot be mapped: the model always prices "
-                     "a backlog; remove catch_up"),
+        "catch_up": (
+            None,
+            "null (ignore backlogs) cannot be mapped: the model always prices "
+            "a backlog; remove catch_up",
+        ),
         "latency": (None, "null cannot be mapped: the model needs a latency in seconds > 0"),
     }
     for name, (value, allowed) in refusals.items():
@@ -55,7 +58,9 @@ def mapped_settings(settings: dict[str, Any]) -> dict[str, Any]:
     weight = settings.get("quiet_weight", 1)
     if weight != 1:
         reject(
-            "Scaler", "policy.quiet_weight", weight,
+            "Scaler",
+            "policy.quiet_weight",
+            weight,
             "only 1 can be mapped: the model uses every sample; remove quiet_weight",
         )
     utilisation = settings.get("utilisation", 1.0)

@@ -124,7 +124,11 @@ class ThresholdPolicy:
             check_number(owner, "late_price", late_price, minimum=0)
         if late_probability is not None:
             check_number(
-                owner, "late_probability", late_probability, minimum=0, maximum=1,
+                owner,
+                "late_probability",
+                late_probability,
+                minimum=0,
+                maximum=1,
                 exclusive_minimum=True,
             )
         check_number(owner, "operation_price", operation_price, minimum=0)
@@ -168,9 +172,7 @@ class ThresholdPolicy:
     def prices(self) -> Prices:
         """The prices the cost model decides with (``late`` 0 with ``late_probability``)."""
         late = 0.0 if self.late_price is None else self.late_price
-        return Prices(
-            self.capacity, self.latency, self.operator_price, late, self.operation_price
-        )
+        return Prices(self.capacity, self.latency, self.operator_price, late, self.operation_price)
 
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (records/s, finite), within the bounds."""

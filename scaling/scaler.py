@@ -258,9 +258,7 @@ class Scaler:
         if choice.unbounded != choice.operators:
             bound = "max_operators" if choice.unbounded > choice.operators else "min_operators"
             reasons.append(f"{choice.unbounded} is cheapest, limited by {bound}")
-        target, given = self._guarded(
-            choice.operators, previous, filtered, t, reasons, every=False
-        )
+        target, given = self._guarded(choice.operators, previous, filtered, t, reasons, every=False)
         operators = self._bounded(target, previous, t, reasons, given)
         bounded = operators != target or choice.unbounded != choice.operators
         pending = self.watch.decided_at is not None and operators == decided != previous
@@ -269,7 +267,12 @@ class Scaler:
         return operators, code, "; ".join(reasons), explain
 
     def _guarded(
-        self, target: int, previous: int, filtered: float, t: float, reasons: list[str],
+        self,
+        target: int,
+        previous: int,
+        filtered: float,
+        t: float,
+        reasons: list[str],
         every: bool,
     ) -> tuple[int, list[tuple[Guard, int]]]:
         """``target`` through the guards (``every``: also those deciding from the spread), and
@@ -280,7 +283,11 @@ class Scaler:
                 continue
             given.append((guard, target))
             target, reason = guard.apply(
-                target, current=previous, filtered=filtered, t=t, policy=self.policy,
+                target,
+                current=previous,
+                filtered=filtered,
+                t=t,
+                policy=self.policy,
                 spread=self.filter.spread,
             )
             if reason is not None:
@@ -288,7 +295,11 @@ class Scaler:
         return target, given
 
     def _bounded(
-        self, target: int, previous: int, t: float, reasons: list[str],
+        self,
+        target: int,
+        previous: int,
+        t: float,
+        reasons: list[str],
         given: list[tuple[Guard, int]],
     ) -> int:
         """``target`` within the bounds; each guard told what happened."""

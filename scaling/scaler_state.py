@@ -10,8 +10,8 @@ from scaling.legacy import mapped_settings
 # Every key of a state, in ``Scaler.state_dict``'s order.
 PARTS = ["spec", "filter", "guards", "operators", "t"]
 # Fields added later, and what a state saved before them loads as: a one-second interval, no
-# level seen, no slope, no excess over it, no running count reported, no decision pending, no change of the
-# running count seen, no restart under way, nothing measured.
+# level seen, no slope, no excess over it, no running count reported, no decision pending, no
+# change of the running count seen, no restart under way, nothing measured.
 LATER: dict[str, Any] = {
     "interval": 1.0,
     "filtered": None,

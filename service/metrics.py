@@ -10,8 +10,10 @@ service knows, or ``other``)::
     steadyscale_running_operators{stream}                   operators last reported running
     steadyscale_backlog_records{stream}                     backlog last reported (records waiting)
     steadyscale_operator_capacity_tuples_per_second{stream} volume one operator is planned for:
-                                                            the policy's capacity x utilisation
+                                                            the policy's capacity
     steadyscale_scaling_operations_total{stream,direction}  decisions that scaled up / down
+    steadyscale_decisions_total{code}                       decisions of every stream, by reason
+                                                            code (scaling.decision.CODES)
     steadyscale_streams_untracked                           streams without series of their own
     steadyscale_http_requests_total{method,route,status}
     steadyscale_http_request_duration_seconds{method,route,status}   histogram
@@ -28,6 +30,7 @@ use them.
 The gauges are restored from storage when the app starts; the counters count from then on.
 
 >>> from scaling import Decision
+from scaling.decision import CODES
 >>> metrics = Metrics()
 >>> metrics.created("orders", per_operator=50.0)
 >>> metrics.decided("orders", [Decision(0.0, 120.0, 118.5, 1, 3, "up", "filtered 118.5 ...")])
@@ -53,6 +56,7 @@ from prometheus_client import (
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scaling import Decision
+from scaling.decision import CODES
 
 _DIRECTIONS = ("up", "down")
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
@@ -115,8 +119,8 @@ class Metrics:
         )
         self._per_operator = Gauge(
             "steadyscale_operator_capacity_tuples_per_second",
-            "Volume one operator of the stream is planned for: its policy's capacity x "
-            "utilisation, tuples/s (n operators handle n times this).",
+            "Volume one operator of the stream is planned for: its policy's capacity, tuples/s "
+            "(n operators handle n times this).",
             ["stream"],
             registry=self.registry,
         )
@@ -126,6 +130,14 @@ class Metrics:
             ["stream", "direction"],
             registry=self.registry,
         )
+        self._codes = Counter(
+            "steadyscale_decisions",
+            "Decisions of every stream, by reason code (why the count came out as it did).",
+            ["code"],
+            registry=self.registry,
+        )
+        for code in CODES:
+            self._codes.labels(code)
         self._requests = Counter(
             "steadyscale_http_requests",
             "HTTP requests answered, by method, route template and status.",
@@ -146,7 +158,7 @@ class Metrics:
         for stream_id, capacity in per_operator.items():
             self.created(stream_id, capacity)
             if stream_id in latest:
-                self.decided(stream_id, [latest[stream_id]])
+                self.decided(stream_id, [latest[stream_id]], counted=False)
 
     def created(self, stream_id: str, per_operator: float) -> None:
         """Start the stream's counters at zero, so their series exist before any scaling, and
@@ -163,8 +175,14 @@ class Metrics:
         for direction in _DIRECTIONS:
             self._scalings.labels(stream_id, direction)
 
-    def decided(self, stream_id: str, decisions: Sequence[Decision]) -> None:
-        """Count the scaling operations among ``decisions``; set the gauges to the last one."""
+    def decided(self, stream_id: str, decisions: Sequence[Decision], counted: bool = True) -> None:
+        """Count the decisions by code and, for a tracked stream, the scaling operations among
+        them (unless ``counted`` is false: decisions restored, counted before); set its gauges
+        to the last one."""
+        for code in CODES if counted else ():
+            count = sum(decision.code == code for decision in decisions)
+            if count:
+                self._codes.labels(code).inc(count)
         if stream_id not in self._tracked:
             return
         last = decisions[-1]
@@ -177,7 +195,7 @@ class Metrics:
         backlog = next((d.backlog for d in reversed(decisions) if d.backlog is not None), None)
         if backlog is not None:
             self._backlog.labels(stream_id).set(backlog)
-        for direction in _DIRECTIONS:
+        for direction in _DIRECTIONS if counted else ():
             count = sum(decision.action == direction for decision in decisions)
             if count:
                 self._scalings.labels(stream_id, direction).inc(count)

@@ -112,13 +112,13 @@ class PolicySpec(BaseModel):
         "Seconds a scaling operation is assumed to stop processing until one has been "
         "measured from the samples' running and processed counts.",
     )
-    operator_price: Annotated[
-        float, bounded("operator_price", MIN_PRICE, MAX_PRICE, "a price")
-    ] = Field(
-        default=OPERATOR_PRICE,
-        ge=MIN_PRICE,
-        le=MAX_PRICE,
-        description="Price of one operator-second (the unit of the other prices by default).",
+    operator_price: Annotated[float, bounded("operator_price", MIN_PRICE, MAX_PRICE, "a price")] = (
+        Field(
+            default=OPERATOR_PRICE,
+            ge=MIN_PRICE,
+            le=MAX_PRICE,
+            description="Price of one operator-second (the unit of the other prices by default).",
+        )
     )
     late_price: Annotated[
         float | None, bounded("late_price", 0.0, MAX_PRICE, "a price", nullable=True)
@@ -139,13 +139,13 @@ class PolicySpec(BaseModel):
         description="Instead of late_price: the largest expected share of the horizon with "
         "records late; the cheapest count within it is chosen.",
     )
-    operation_price: Annotated[
-        float, bounded("operation_price", 0.0, MAX_PRICE, "a price")
-    ] = Field(
-        default=OPERATION_PRICE,
-        ge=0.0,
-        le=MAX_PRICE,
-        description="Price of one scaling operation beyond its restart.",
+    operation_price: Annotated[float, bounded("operation_price", 0.0, MAX_PRICE, "a price")] = (
+        Field(
+            default=OPERATION_PRICE,
+            ge=0.0,
+            le=MAX_PRICE,
+            description="Price of one scaling operation beyond its restart.",
+        )
     )
 
 

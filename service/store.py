@@ -47,6 +47,7 @@ DECISION_COLUMNS = (
     "t, volume, filtered, previous, operators, action, reason, backlog, running, processed, "
     "code, explain"
 )
+_DECISION_FIELDS = [name.strip() for name in DECISION_COLUMNS.split(",")]
 # What the readiness probe writes after a failed write: room for a few small batches.
 _PROBE_BYTES = 64 * 1024
 _CHUNK = 500  # IN (...) lists well under the limits on bound parameters (SQLite: 32,766)
@@ -384,8 +385,9 @@ def decision_row(decision: Decision) -> tuple[Any, ...]:
 
 def stored_decision(row: Sequence[Any]) -> Decision:
     """The ``Decision`` of a row of ``DECISION_COLUMNS``."""
-    *fields, explain = row
-    return Decision(*fields, explain=None if explain is None else json.loads(explain))
+    values = dict(zip(_DECISION_FIELDS, row, strict=True))
+    explain = values.pop("explain")
+    return Decision(**values, explain=None if explain is None else json.loads(explain))
 
 
 def dumps_state(state: dict[str, Any]) -> str:

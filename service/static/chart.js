@@ -80,6 +80,16 @@ window.steadyscale.chart = (() => {
     ctx.restore();
   }
 
+  // The expected cost of the count chosen and of one more and one fewer, from a decision's
+  // record (only a stream that reports its backlog has them): "why not n+1?" in numbers.
+  function costLines(explain) {
+    const rows = explain && Array.isArray(explain.candidates) ? explain.candidates : [];
+    if (!rows.length) return "";
+    return rows
+      .map((row) => `${row.operators}: ${Math.round(row.total)} (${row.late_seconds} late s)`)
+      .join(" · ");
+  }
+
   // Under the chart, the reason of the decision under the cursor; near a scaling operation's
   // marker, a tooltip with that operation's reason.
   function hover(u, view) {
@@ -91,7 +101,7 @@ window.steadyscale.chart = (() => {
       return;
     }
     const row = view.rows[idx];
-    if (row) view.reason.textContent = `t ${formatT(row.t)}: ${row.reason}`;
+    if (row) view.reason.textContent = `t ${formatT(row.t)}: ${row.code}: ${row.reason}`;
     let nearest = null;
     let distance = MARKER_HOVER_PX;
     for (const candidate of view.rows) {
@@ -108,8 +118,11 @@ window.steadyscale.chart = (() => {
     }
     const arrow = nearest.action === "up" ? "▲ up" : "▼ down";
     const heading = document.createElement("b");
-    heading.textContent = `${arrow} ${nearest.previous} → ${nearest.operators} at t ${formatT(nearest.t)}`;
+    heading.textContent =
+      `${arrow} ${nearest.previous} → ${nearest.operators} at t ${formatT(nearest.t)}: ${nearest.code}`;
     tooltip.replaceChildren(heading, document.createElement("br"), nearest.reason);
+    const costs = costLines(nearest.explain);
+    if (costs) tooltip.append(document.createElement("br"), costs);
     const box = u.over.getBoundingClientRect();
     tooltip.style.left = `${Math.min(box.left + left + 12, innerWidth - 340)}px`;
     tooltip.style.top = `${box.top + y + 12}px`;

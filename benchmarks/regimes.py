@@ -1,0 +1,272 @@
+"""The default against every baseline across actuation regimes, and the price it is run at.
+
+    .venv/bin/steadyscale compare --trace ../shared/data/traces/*.csv --seeds 6 \\
+        --pause P --delay D --out out/regimes/pP_dD          # once per regime (below)
+    .venv/bin/python -m benchmarks.regimes                    # the standing, per regime
+    .venv/bin/python -m benchmarks.regimes --resimulate       # the default run again (this code)
+    .venv/bin/python -m benchmarks.regimes --sweep --plot docs/img/price_sweep.png
+
+Regimes, (pause s, delay s): (4, 0), (8, 0), (12, 0), (8, 5), (8, 30), (20, 30), (30, 60),
+(60, 120): a restart of ``pause`` seconds with nothing processed after each operation lands,
+``delay`` seconds after it is decided (issue 30). ``steadyscale compare`` stores every run of
+every policy under ``out/regimes/pP_dD/compare.csv``; a regime whose folder is missing is
+skipped and named.
+
+Per regime and per seed set (1-3, 4-6: the prices and the restart prior were chosen on seed 1
+of three workloads, ``scaling.policy``), it prints in how many cells (workload × SNR, means over
+the seeds) the default ``steadyscale``
+
+* keeps SLA seconds at most the HPA's;
+* is the cheapest, or within the cheapest's 95 % interval, at 50 per SLA second;
+* at 5 per SLA second, is the cheapest or within among the policies whose SLA seconds are at
+  most the HPA's;
+
+with cost = operator-seconds + 30 × operations + price × SLA seconds (DESIGN.md), and the SLA
+seconds summed over cells. ``--resimulate`` runs the default again on the stored cells with the
+code as it is now (its rows replace the stored ones); ``--set NAME=VALUE`` changes its settings
+(``scaling.baselines.ScalerPolicy``), e.g. ``--set late_price=200``.
+
+``--sweep`` draws, per regime, the default's operator-seconds against its SLA seconds (summed
+over cells and seeds) as its late price varies (``LATE_PRICES``), beside the HPA's as its target
+utilisation varies (``HPA_TARGETS``) and every other baseline's point; and prints, per regime,
+whether at every HPA target some price makes the default cost less with no more SLA seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from benchmarks.compare_knobs import default_cells, stored_runs
+from simulator.experiments.cells import summarize
+from simulator.experiments.compare import run_compare_cell
+
+REGIMES = ((4, 0), (8, 0), (12, 0), (8, 5), (8, 30), (20, 30), (30, 60), (60, 120))
+SEED_SETS = {"seeds 1-3": (1, 2, 3), "seeds 4-6": (4, 5, 6)}
+DEFAULT = "steadyscale"
+PER_OPERATION = 30.0
+LATE_PRICES = (20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0)
+HPA_TARGETS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def priced(row: Mapping[str, Any], price: float) -> float:
+    """A run's cost at ``price`` per SLA second."""
+    operations = float(row["s_up"]) + float(row["s_down"])
+    return (
+        float(row["operator_seconds"])
+        + PER_OPERATION * operations
+        + price * float(row["sla_seconds"])
+    )
+
+
+def standing(runs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The three counts and the SLA seconds summed over cells, of the default among ``runs``."""
+    rows = [{**run, "p5": priced(run, 5.0), "p50": priced(run, 50.0)} for run in runs]
+    summary = summarize(
+        rows, by=("workload", "snr", "policy"), metrics=("p5", "p50", "sla_seconds")
+    )
+    cells: dict[tuple[Any, Any], dict[str, Mapping[str, Any]]] = {}
+    for entry in summary:
+        cells.setdefault((entry["workload"], entry["snr"]), {})[entry["policy"]] = entry
+    counts = {
+        "cells": 0.0,
+        "sla_ok": 0.0,
+        "at_50": 0.0,
+        "at_5_keepers": 0.0,
+        "sla_sum": 0.0,
+        "hpa_sla_sum": 0.0,
+    }
+    for policies in cells.values():
+        mine, hpa = policies.get(DEFAULT), policies.get("hpa")
+        if mine is None or hpa is None:
+            continue
+        counts["cells"] += 1
+        counts["sla_sum"] += mine["sla_seconds"]
+        counts["hpa_sla_sum"] += hpa["sla_seconds"]
+        counts["sla_ok"] += mine["sla_seconds"] <= hpa["sla_seconds"]
+        best = min(policies.values(), key=lambda entry: entry["p50"])
+        counts["at_50"] += mine["p50"] <= best["p50"] + best["p50_ci"]
+        keepers = [p for p in policies.values() if p["sla_seconds"] <= hpa["sla_seconds"]]
+        cheapest = min(keepers, key=lambda entry: entry["p5"])
+        counts["at_5_keepers"] += (
+            mine in keepers and mine["p5"] <= cheapest["p5"] + cheapest["p5_ci"]
+        )
+    return counts
+
+
+def folder(root: Path, regime: tuple[int, int]) -> Path:
+    return root / f"p{regime[0]}_d{regime[1]}"
+
+
+def resimulated(
+    runs: Sequence[dict[str, Any]],
+    settings: Mapping[str, Any],
+    traces: Path,
+    regime: tuple[int, int],
+    pool: ProcessPoolExecutor,
+) -> list[dict[str, Any]]:
+    """``runs`` with the default's rows simulated again by this code, with ``settings``."""
+    cells = default_cells(runs, settings, traces, float(regime[0]), float(regime[1]))
+    rows = list(pool.map(run_compare_cell, cells, chunksize=8))
+    return [run for run in runs if run["policy"] != DEFAULT] + rows
+
+
+def hpa_rows(
+    runs: Sequence[dict[str, Any]],
+    target: float,
+    traces: Path,
+    regime: tuple[int, int],
+    pool: ProcessPoolExecutor,
+) -> list[dict[str, Any]]:
+    """The HPA's stored cells run again at another target utilisation."""
+    cells = default_cells(
+        runs, {"target": target}, traces, float(regime[0]), float(regime[1]), policy="hpa"
+    )
+    return list(pool.map(run_compare_cell, cells, chunksize=8))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--root", type=Path, default=Path("out/regimes"))
+    parser.add_argument("--traces", type=Path, default=Path("../shared/data/traces"))
+    parser.add_argument("--resimulate", action="store_true")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--plot", type=Path)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--csv", type=Path, help="write the standing table here")
+    args = parser.parse_args(argv)
+    settings = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
+    table, curves = [], {}
+    with ProcessPoolExecutor(args.workers) as pool:
+        for regime in REGIMES:
+            path = folder(args.root, regime)
+            if not (path / "compare.csv").exists():
+                print(f"pause {regime[0]} s, delay {regime[1]} s: no run in {path}, skipped")
+                continue
+            runs = stored_runs(path)
+            if args.resimulate or settings:
+                runs = resimulated(runs, settings, args.traces, regime, pool)
+            for label, seeds in SEED_SETS.items():
+                chosen = [run for run in runs if int(run["seed"]) in seeds]
+                if not chosen:
+                    continue
+                counts = standing(chosen)
+                table.append({"pause": regime[0], "delay": regime[1], "seeds": label, **counts})
+                print(
+                    f"pause {regime[0]:>2} s, delay {regime[1]:>3} s, {label}: of "
+                    f"{counts['cells']:.0f} cells, SLA s <= HPA's {counts['sla_ok']:.0f}, "
+                    f"cheapest or within at 50 {counts['at_50']:.0f}, at 5 among the SLA "
+                    f"keepers {counts['at_5_keepers']:.0f}; SLA s summed {counts['sla_sum']:.0f} "
+                    f"(HPA {counts['hpa_sla_sum']:.0f})",
+                    flush=True,
+                )
+            if args.sweep:
+                curves[regime] = sweep(runs, args.traces, regime, pool)
+    if args.csv and table:
+        with args.csv.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+            writer.writeheader()
+            writer.writerows(table)
+    if args.plot and curves:
+        plot_sweep(args.plot, curves)
+        print(f"wrote {args.plot}")
+
+
+def totals(rows: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
+    """Operator-seconds (with 30 per operation) and SLA seconds, summed over ``rows``."""
+    return (
+        sum(priced(row, 0.0) for row in rows),
+        sum(float(row["sla_seconds"]) for row in rows),
+    )
+
+
+def sweep(
+    runs: Sequence[dict[str, Any]],
+    traces: Path,
+    regime: tuple[int, int],
+    pool: ProcessPoolExecutor,
+) -> dict[str, Any]:
+    """The default's curve over ``LATE_PRICES``, the HPA's over ``HPA_TARGETS``, the others."""
+    default = []
+    for price in LATE_PRICES:
+        rows = resimulated(runs, {"late_price": price}, traces, regime, pool)
+        default.append((price, *totals([r for r in rows if r["policy"] == DEFAULT])))
+    hpa = [
+        (target, *totals(hpa_rows(runs, target, traces, regime, pool))) for target in HPA_TARGETS
+    ]
+    others = {}
+    for policy in sorted({str(run["policy"]) for run in runs} - {DEFAULT}):
+        others[policy] = totals([run for run in runs if run["policy"] == policy])
+    dominated = sum(
+        any(cost < h_cost and sla <= h_sla for _, cost, sla in default) for _, h_cost, h_sla in hpa
+    )
+    print(
+        f"  sweep: at {dominated} of {len(hpa)} HPA targets some late price makes the default "
+        f"cost less with no more SLA seconds"
+    )
+    for price, cost, sla in default:
+        print(f"    late_price {price:>6g}: {cost:10.0f} operator-s, {sla:7.0f} SLA s")
+    for target, cost, sla in hpa:
+        print(f"    hpa target {target:>4g}: {cost:10.0f} operator-s, {sla:7.0f} SLA s")
+    return {"default": default, "hpa": hpa, "others": others}
+
+
+def plot_sweep(path: Path, curves: Mapping[tuple[int, int], Mapping[str, Any]]) -> None:
+    """One panel per regime: SLA seconds (x, symlog) against operator-seconds (y)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = 4
+    rows = (len(curves) + columns - 1) // columns
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False)
+    for axis, (regime, curve) in zip(axes.flat, curves.items(), strict=False):
+        _, cost, sla = zip(*curve["default"], strict=True)
+        axis.plot(
+            sla, cost, "o-", color="tab:red", label="steadyscale, late price varied", zorder=3
+        )
+        for price, c, s in curve["default"]:
+            axis.annotate(
+                f"{price:g}",
+                (s, c),
+                fontsize=6,
+                xytext=(3, 3),
+                textcoords="offset points",
+                color="tab:red",
+            )
+        _, cost, sla = zip(*curve["hpa"], strict=True)
+        axis.plot(sla, cost, "s-", color="tab:blue", label="HPA, target 0.5-0.9")
+        for target, c, s in curve["hpa"]:
+            axis.annotate(
+                f"{target:g}",
+                (s, c),
+                fontsize=6,
+                xytext=(3, -8),
+                textcoords="offset points",
+                color="tab:blue",
+            )
+        for policy, (c, s) in curve["others"].items():
+            axis.plot([s], [c], "x", color="0.5")
+            axis.annotate(policy[:14], (s, c), fontsize=5, color="0.4")
+        axis.set_xscale("symlog", linthresh=10)
+        axis.set_title(f"pause {regime[0]} s, delay {regime[1]} s", fontsize=9)
+        axis.set_xlabel("SLA seconds (summed)", fontsize=8)
+        axis.set_ylabel("operator-s + 30/operation", fontsize=8)
+        axis.tick_params(labelsize=7)
+    for axis in list(axes.flat)[len(curves) :]:
+        axis.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    main()
