@@ -1,0 +1,176 @@
+"""scaling.cost: the expected cost of each count, against a Monte-Carlo and values by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from scaling.cost import AFTER, Outlook, Prices, expected_costs
+
+PRICES = Prices(capacity=50.0, latency=10.0, operator=1.0, late=1000.0, operation=30.0)
+CALM = Outlook(
+    level=380.0, level_error=0.0, excess=0.0, slope=0.0, variance=3600.0, backlog=0.0,
+    running=8, landing=0.0, restart=8.0,
+)  # fmt: skip
+# Siegmund's correction: a Gaussian random walk with steps of standard deviation s, reflected
+# at 0, exceeds x about as often as the reflected Brownian motion exceeds x + RHO s.
+RHO = 0.5826
+
+
+def seconds_above(x: float, start: float, drift: float, variance: float, seed: int) -> float:
+    """Mean seconds within AFTER that a reflected Gaussian random walk (Lindley's recursion,
+    steps of 0.1 s) spends above ``x``, over 3,000 paths."""
+    dt, paths = 0.1, 3000
+    rng = np.random.default_rng(seed)
+    step = math.sqrt(variance * dt)
+    queue, above = np.full(paths, start), np.zeros(paths)
+    threshold = x - RHO * step  # the walk's equivalent of the diffusion's x
+    for _ in range(round(AFTER / dt)):
+        queue = np.maximum(queue + drift * dt + step * rng.standard_normal(paths), 0.0)
+        above += queue > threshold
+    return float(above.mean() * dt)
+
+
+@pytest.mark.parametrize(("level", "backlog"), [(90.0, 0.0), (95.0, 0.0), (90.0, 150.0)])
+def test_late_seconds_follow_harrison_s_reflected_queue(level: float, backlog: float) -> None:
+    # 10 operators of 10/s hold 90-95/s with sigma 60/s^0.5: late (delay over 1 s) once the
+    # queue is over 100, which the noise takes it over about half the time; the horizon's
+    # mean queue ends below 100, so there is no terminal term.
+    prices = Prices(capacity=10.0, latency=1.0, operator=1.0, late=1.0, operation=0.0)
+    outlook = dataclasses.replace(
+        CALM, level=level, backlog=backlog, running=10, restart=0.0, variance=3600.0
+    )
+    late = float(expected_costs(outlook, prices, np.array([10])).late_seconds[0])
+    simulated = seconds_above(100.0, backlog, level - 100.0, 3600.0, seed=int(level + backlog))
+    assert 0.2 * AFTER < late < 0.9 * AFTER  # a case where the reflection matters
+    assert late == pytest.approx(simulated, rel=0.03)
+
+
+def test_fewer_operators_are_late_more_seconds() -> None:
+    # A backlog of 5,000 and a level of 520/s: without a restart, late seconds fall as the count
+    # rises, to none once the count drains the backlog within the latency.
+    outlook = dataclasses.replace(CALM, level=520.0, backlog=5000.0, restart=0.0, running=10)
+    counts = np.arange(8, 22)
+    late = expected_costs(outlook, PRICES, counts).late_seconds
+    assert np.all(np.diff(late) <= 1e-9) and late[0] > AFTER and late[-1] < 1e-3
+    # With an 8 s restart, among the counts an operation would start, the same holds.
+    restarting = expected_costs(dataclasses.replace(outlook, restart=8.0), PRICES, counts)
+    changed = counts != 10
+    assert np.all(np.diff(restarting.late_seconds[changed]) <= 1e-9)
+
+
+def test_a_longer_restart_raises_the_cost_of_an_operation() -> None:
+    outlook = dataclasses.replace(CALM, level=420.0, backlog=2000.0)  # 8 run 400/s: short
+    counts = np.array([8, 9, 10, 12])
+    costs = [
+        expected_costs(dataclasses.replace(outlook, restart=restart), PRICES, counts)
+        for restart in (0.0, 8.0, 30.0, 60.0)
+    ]
+    assert [c.horizon for c in costs] == [AFTER, 8.0 + AFTER, 30.0 + AFTER, 60.0 + AFTER]
+    for shorter, longer in zip(costs, costs[1:], strict=False):
+        # Every operation is later and dearer; nothing is served during the restart.
+        assert np.all(longer.late_seconds[1:] > shorter.late_seconds[1:])
+        assert np.all(longer.total[1:] > shorter.total[1:])
+    # Without a restart any operation beats holding 8; after a minute's, 9 costs more than
+    # holding (its restart's backlog outweighs its 50/s).
+    assert costs[0].total[1] < costs[0].total[0] and costs[-1].total[1] > costs[-1].total[0]
+
+
+def test_operator_seconds_and_the_operation_are_priced_over_the_same_horizon() -> None:
+    outlook = dataclasses.replace(CALM, landing=12.0, restart=8.0)
+    prices = dataclasses.replace(PRICES, operator=2.0, operation=30.0)
+    costs = expected_costs(outlook, prices, np.array([7, 8, 9]))
+    assert costs.horizon == 12.0 + 8.0 + AFTER
+    # The 8 running until an operation lands, the count from its restart on; 8 throughout.
+    assert costs.operator_cost.tolist() == [
+        2.0 * (8 * 12.0 + 7 * (8.0 + AFTER)),
+        2.0 * 8 * costs.horizon,
+        2.0 * (8 * 12.0 + 9 * (8.0 + AFTER)),
+    ]
+    assert costs.operation_cost.tolist() == [30.0, 0.0, 30.0]
+    assert np.allclose(costs.total, costs.operator_cost + costs.late_cost + costs.operation_cost)
+    assert np.allclose(costs.late_cost, 1000.0 * costs.late_seconds)
+    row = costs.terms(2)
+    assert row["operators"] == 9 and row["operation_cost"] == 30.0
+    assert row["total"] == round(float(costs.total[2]), 3)
+
+
+def test_the_terminal_term_prices_the_backlog_left_at_the_horizon() -> None:
+    # 12 operators of 10/s against 100/s drain a backlog of 10,000 at 20/s: still 4,000 at the
+    # horizon (300 s), 2,800 over the 1,200 a 10 s latency allows, late 140 s more. Late the
+    # whole horizon too (the backlog stays over 1,200 until t = 440 s).
+    prices = Prices(capacity=10.0, latency=10.0, operator=1.0, late=1.0, operation=0.0)
+    draining = Outlook(
+        level=100.0, level_error=0.0, excess=0.0, slope=0.0, variance=1.0, backlog=10_000.0,
+        running=12, landing=0.0, restart=0.0,
+    )  # fmt: skip
+    late = expected_costs(draining, prices, np.array([12])).late_seconds[0]
+    assert late == pytest.approx(AFTER + 140.0, abs=0.01)
+    # More backlog left: capped at AFTER more. Short of the level (no spare): AFTER more.
+    deeper = dataclasses.replace(draining, backlog=30_000.0)
+    assert expected_costs(deeper, prices, np.array([12])).late_seconds[0] == pytest.approx(
+        2 * AFTER, abs=0.01
+    )
+    short = dataclasses.replace(draining, running=9)
+    assert expected_costs(short, prices, np.array([9])).late_seconds[0] == pytest.approx(
+        2 * AFTER, abs=0.01
+    )
+    # A backlog drained within the horizon leaves nothing to price.
+    light = dataclasses.replace(draining, backlog=3000.0)
+    assert expected_costs(light, prices, np.array([12])).late_seconds[0] < AFTER
+
+
+def test_a_pending_decision_s_landing_is_waited_for_on_the_running_count() -> None:
+    # 8 run 400/s against 440/s: each second until an operation lands adds 40 to the backlog
+    # it finds; the later it lands, the more late seconds it costs.
+    outlook = dataclasses.replace(CALM, level=440.0, backlog=3500.0, restart=0.0)
+    late = [
+        expected_costs(
+            dataclasses.replace(outlook, landing=landing), PRICES, np.array([10])
+        ).late_seconds[0]
+        for landing in (0.0, 10.0, 30.0, 60.0)
+    ]
+    assert late == sorted(late) and late[-1] > late[0] + 30.0
+    # Landing at once on a backlog 10 drains within the latency: never late.
+    assert late[0] < 1e-3
+
+
+def test_a_rising_level_is_followed_until_an_operation_can_land() -> None:
+    # Holding 8 (400/s) on a level of 380/s rising 2/s per second: the rise is followed for
+    # the 20 s an operation takes to land (landing + restart), then stays at 420/s: later than
+    # with no slope, and a falling level is taken as flat.
+    outlook = dataclasses.replace(CALM, landing=12.0, restart=8.0)
+    flat, rising, falling = (
+        expected_costs(dataclasses.replace(outlook, slope=slope), PRICES, np.array([8, 9]))
+        for slope in (0.0, 2.0, -2.0)
+    )
+    assert rising.late_seconds[0] > flat.late_seconds[0] + 10.0
+    assert np.allclose(falling.total, flat.total)
+
+
+def test_an_excess_over_the_level_fades_and_costs_late_seconds_while_it_lasts() -> None:
+    outlook = dataclasses.replace(CALM, level=390.0, backlog=3000.0, restart=0.0)
+    calm = expected_costs(outlook, PRICES, np.array([8])).late_seconds[0]
+    burst = expected_costs(dataclasses.replace(outlook, excess=100.0), PRICES, np.array([8]))
+    assert burst.late_seconds[0] > calm
+
+
+def test_the_level_s_uncertainty_makes_a_tight_count_later() -> None:
+    outlook = dataclasses.replace(CALM, level=390.0)
+    sure = expected_costs(outlook, PRICES, np.array([8])).late_seconds[0]
+    unsure = expected_costs(dataclasses.replace(outlook, level_error=20.0), PRICES, np.array([8]))
+    assert unsure.late_seconds[0] > sure + 1.0
+
+
+def test_costs_are_finite_at_the_edges() -> None:
+    for outlook in (
+        dataclasses.replace(CALM, variance=0.0, level=0.0, running=0),
+        dataclasses.replace(CALM, backlog=1e15, level=1e9, variance=1e12),
+        dataclasses.replace(CALM, landing=900.0, restart=900.0),
+    ):
+        costs = expected_costs(outlook, PRICES, np.array([0, 1, 8, 1000]))
+        assert np.all(np.isfinite(costs.total)) and np.all(costs.late_seconds >= 0.0)
+        assert np.all(costs.late_seconds <= costs.horizon + AFTER + 1e-6)
