@@ -6,34 +6,30 @@ import dataclasses
 import math
 from typing import Any
 
-import numpy as np
-
-from scaling.cost import Costs, Outlook, expected_costs
+from scaling.cost import Outlook, Pricer, Terms
 from scaling.policy import ThresholdPolicy
 
-# Most candidates priced per decision; a wider range is sampled evenly (a backlog so large
-# that hundreds of counts could serve it). Bounds the work per sample.
-MOST_CANDIDATES = 32
-# Standard deviations of the arrivals over one latency, and of the level, that the widest
-# candidate covers beyond the fluid need: past 4, a normal tail is under 1/30,000.
-REACH = 4.0
+# Most counts priced per decision (each a few microseconds): bounds the work per sample when a
+# backlog is so large that the search walks far.
+MOST_CANDIDATES = 64
 
 
 @dataclasses.dataclass(frozen=True)
 class Choice:
-    """The count chosen, the one the costs alone would choose, and the terms that chose them."""
+    """The count chosen, the one the costs alone would choose, and the pricer that chose them."""
 
     operators: int
     unbounded: int
-    costs: Costs
-    index: dict[int, int]  # count -> its position in ``costs``
+    pricer: Pricer
 
-    def explain(self, outlook: Outlook, policy: ThresholdPolicy) -> dict[str, Any]:
-        """The inputs and the cost terms of the count chosen and of one more and one fewer."""
+    def explain(self, policy: ThresholdPolicy) -> dict[str, Any]:
+        """The inputs, prices and the cost terms of the count chosen and of one more and one
+        fewer (those >= 0)."""
+        outlook = self.pricer.outlook
         rows = [
-            self.costs.terms(self.index[count])
+            self.pricer.terms(count).to_dict()
             for count in (self.operators - 1, self.operators, self.operators + 1)
-            if count in self.index
+            if count >= 0
         ]
         inputs = {
             "level": outlook.level,
@@ -53,76 +49,88 @@ class Choice:
             "late_probability": policy.late_probability,
             "operation_price": policy.operation_price,
         }
-        inputs = {
-            key: round(value, 4) if isinstance(value, float) else value
-            for key, value in inputs.items()
-        }
         return {
             "model": "cost",
-            "inputs": inputs,
+            "inputs": {k: round(v, 4) if isinstance(v, float) else v for k, v in inputs.items()},
             "prices": prices,
-            "horizon": self.costs.horizon,
+            "horizon": self.pricer.horizon,
             "candidates": rows,
             "unbounded": self.unbounded,
         }
 
 
-def candidates(outlook: Outlook, capacity: float, latency: float) -> list[int]:
-    """Counts worth pricing: from one under the level's need to what drains the backlog that
-    an operation would find within the latency, ``REACH`` deviations up; and the running count.
+def first_guess(outlook: Outlook, capacity: float) -> int:
+    """Where the search starts: the count the level needs once an operation lands, one more.
 
     >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0,
     ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
-    >>> candidates(calm, 50.0, 10.0)
-    [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+    >>> first_guess(calm, 50.0)
+    9
     """
     ahead = outlook.landing + outlook.restart
     rate = outlook.level + max(outlook.excess, 0.0) + max(outlook.slope, 0.0) * ahead
-    spread = REACH * math.sqrt(outlook.variance / latency + outlook.level_error**2)
-    found = outlook.backlog + rate * ahead
-    low = max(math.floor(outlook.level / capacity) - 1, 0)
-    high = math.ceil((rate + spread + found / latency) / capacity) + 1
-    if high - low + 1 > MOST_CANDIDATES:
-        counts = set(np.linspace(low, high, MOST_CANDIDATES).round().astype(int).tolist())
-    else:
-        counts = set(range(low, high + 1))
-    return sorted(counts | {outlook.running})
+    return max(math.ceil(rate / capacity), 0) + 1
+
+
+def cheapest_change(pricer: Pricer, start: int, running: int) -> int:
+    """The count of least cost among those other than ``running`` (an operation), walking from
+    ``start`` downhill one count at a time: the cost of an operation is unimodal in its count
+    (operator-seconds grow linearly, late seconds fall as capacity is added).
+    ``MOST_CANDIDATES`` counts at most."""
+
+    def total(count: int) -> float:
+        return pricer.terms(count).total
+
+    def step(count: int, direction: int) -> int:
+        following = count + direction
+        return following + direction if following == running else following
+
+    best = start if start != running else step(start, 1)
+    for direction in (1, -1):
+        while len(pricer.priced) < MOST_CANDIDATES:
+            following = step(best, direction)
+            if following < 0 or total(following) >= total(best):
+                break
+            best = following
+    return best
 
 
 def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
     """The count of least expected cost within the bounds (``ThresholdPolicy``), and the one
-    without them. With ``late_probability``: the cheapest whose expected late share of the
-    horizon is within it, else the least late.
+    without them: the cheaper of holding the running count and the cheapest operation. With
+    ``late_probability``: the cheapest count whose expected late share of the horizon is within
+    it (operator-seconds and operations priced only), else the least late.
 
     >>> policy = ThresholdPolicy(capacity=50.0, max_operators=8)
     >>> surge = Outlook(level=520.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0,
     ...                 backlog=2000.0, running=8, landing=0.0, restart=8.0)
     >>> choice = choose(surge, policy)
-    >>> choice.operators, choice.unbounded
+    >>> choice.operators, choice.unbounded  # 16 would drain it within the latency
     (8, 16)
     """
-    counts = candidates(outlook, policy.capacity, policy.latency)
-    bounded = sorted({policy.clamp(count) for count in counts})
-    every = sorted(set(counts) | set(bounded))
-    # One more and one fewer than what may be chosen, for the explanation.
-    every = sorted(set(every) | {max(every[0] - 1, 0), every[-1] + 1})
-    costs = expected_costs(outlook, policy.prices, np.array(every))
-    index = {count: position for position, count in enumerate(every)}
-    return Choice(
-        _best(costs, bounded, index, policy),
-        _best(costs, counts, index, policy),
-        costs,
-        index,
-    )
+    pricer = Pricer(outlook, policy.prices)
+    running = outlook.running
+    start = first_guess(outlook, policy.capacity)
+    if policy.late_probability is None:
+        change = cheapest_change(pricer, start, running)
+        unbounded = min((change, running), key=lambda count: pricer.terms(count).total)
+        bounded = [policy.clamp(change)]
+        if policy.clamp(running) == running:
+            bounded.append(running)
+        chosen = min(bounded, key=lambda count: pricer.terms(count).total)
+        return Choice(chosen, unbounded, pricer)
+    allowed = policy.late_probability * pricer.horizon
+    counts = range(max(start - 4, 0), start + MOST_CANDIDATES // 2)
+    within = [n for n in {*counts, running} if pricer.terms(n).late_seconds <= allowed]
+
+    def best(candidates: list[int]) -> int:
+        if not candidates:  # none within: the least late
+            return min({*counts, running}, key=lambda n: pricer.terms(n).late_seconds)
+        return min(candidates, key=lambda n: pricer.terms(n).total)
+
+    unbounded = best(within)
+    chosen = best([n for n in within if policy.clamp(n) == n] or [policy.clamp(unbounded)])
+    return Choice(chosen, unbounded, pricer)
 
 
-def _best(costs: Costs, counts: list[int], index: dict[int, int], policy: ThresholdPolicy) -> int:
-    positions = [index[count] for count in counts]
-    total = costs.total[positions]
-    if policy.late_probability is not None:
-        late = costs.late_seconds[positions]
-        within = late <= policy.late_probability * costs.horizon
-        if not within.any():
-            return counts[int(np.argmin(late))]
-        total = np.where(within, total, np.inf)
-    return counts[int(np.argmin(total))]
+__all__ = ["Choice", "Terms", "choose"]

@@ -27,17 +27,15 @@ standard error :math:`s_\\mu` (the level is a rate the filter estimated, not the
 arrival rate follows the level's slope :math:`g` until an operation decided now could land,
 :math:`D + P`, and stays there after (a later decision can follow further).
 
-The integrals are sums over a few points per segment (``_points``): tens of microseconds per
-decision for a handful of candidates (benchmarks/decision.py measures it). Pure: time enters
-only as the durations passed in.
+The integrals are sums over a few points per segment (``_SHARES``), in plain floats: a count's
+terms cost a few microseconds, and ``scaling.choice`` prices a handful per decision
+(benchmarks/decision.py measures it). Pure: time enters only as the durations passed in.
 """
 
 from __future__ import annotations
 
 import dataclasses
-
-import numpy as np
-from scipy.special import log_ndtr, ndtr
+import math
 
 # Seconds after an operation lands over which the counts are compared: how long a decision is
 # expected to stand, and the time a backlog left is to be drained in. Flink's autoscaler
@@ -51,20 +49,27 @@ AFTER = 300.0
 EXCESS = 15.0
 # The points the integrals are summed over: two in the actuation delay, two in the restart, five
 # after landing (finer first, where the restart's backlog drains). A point's time is
-# landing × _IN_DELAY + restart × _IN_RESTART + AFTER × _AFTER_SHARE, its weight likewise.
-_EDGES = np.array([0.0, 0.05, 0.15, 0.35, 0.65, 1.0])
-_HALVES = np.array([0.25, 0.75])
-_DELAY = np.array([1.0, 1.0, 0, 0, 0, 0, 0, 0, 0])  # the point lies in the delay
-_RESTART = np.array([0, 0, 1.0, 1.0, 0, 0, 0, 0, 0])  # in the restart
-_SERVED = 1.0 - _DELAY - _RESTART  # after the restart
-_IN_DELAY = np.concatenate((_HALVES, np.ones(7)))
-_IN_RESTART = np.concatenate(([0.0, 0.0], _HALVES, np.ones(5)))
-_AFTER_SHARE = np.concatenate((np.zeros(4), (_EDGES[:-1] + _EDGES[1:]) / 2.0))
-_WEIGHT_DELAY = _DELAY / 2.0
-_WEIGHT_RESTART = _RESTART / 2.0
-_WEIGHT_AFTER = np.concatenate((np.zeros(4), np.diff(_EDGES)))
-# Seconds of the pause left at each point of the restart, as shares of the restart.
-_PAUSE_LEFT = np.concatenate(([0.0, 0.0], 1.0 - _HALVES, np.zeros(5)))
+# landing × a + restart × b + AFTER × d for its shares (a, b, d) in _SHARES; its weight likewise.
+_AFTER_EDGES = (0.0, 0.05, 0.15, 0.35, 0.65, 1.0)
+_SHARES = [
+    (0.25, 0.0, 0.0),
+    (0.75, 0.0, 0.0),
+    (1.0, 0.25, 0.0),
+    (1.0, 0.75, 0.0),
+    *((1.0, 1.0, (low + high) / 2.0) for low, high in zip(_AFTER_EDGES, _AFTER_EDGES[1:])),
+]
+_WEIGHTS = [
+    (0.5, 0.0, 0.0),
+    (0.5, 0.0, 0.0),
+    (0.0, 0.5, 0.0),
+    (0.0, 0.5, 0.0),
+    *((0.0, 0.0, high - low) for low, high in zip(_AFTER_EDGES, _AFTER_EDGES[1:])),
+]
+_IN_DELAY, _IN_RESTART, _IN_AFTER = (0, 1), (2, 3), (4, 5, 6, 7, 8)
+_PAUSE_LEFT = (0.75, 0.25)  # seconds of the pause left at each restart point, shares of it
+_SQRT_HALF = math.sqrt(0.5)
+_NEGLIGIBLE = -40.0  # ln of a probability too small to move a cost (4e-18)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,121 +125,160 @@ class Prices:
 
 
 @dataclasses.dataclass(frozen=True)
-class Costs:
-    """The expected cost terms of each candidate, in the prices' unit (arrays, one per count).
+class Terms:
+    """The expected cost terms of one count, in the prices' unit; ``late_seconds`` includes the
+    terminal term's seconds, ``total`` sums the priced terms."""
 
-    ``late_seconds`` holds the terminal term's seconds as well; ``total`` sums the priced terms.
-    """
+    operators: int
+    operator_cost: float
+    late_seconds: float
+    late_cost: float
+    operation_cost: float
+    total: float
 
-    operators: np.ndarray
-    operator_cost: np.ndarray
-    late_seconds: np.ndarray
-    late_cost: np.ndarray
-    operation_cost: np.ndarray
-    total: np.ndarray
-    horizon: float
-
-    def terms(self, index: int) -> dict[str, float | int]:
-        """The terms of one candidate, JSON-ready."""
+    def to_dict(self) -> dict[str, float | int]:
+        """JSON-ready, rounded to a thousandth."""
         return {
-            "operators": int(self.operators[index]),
-            "operator_cost": round(float(self.operator_cost[index]), 3),
-            "late_seconds": round(float(self.late_seconds[index]), 3),
-            "late_cost": round(float(self.late_cost[index]), 3),
-            "operation_cost": round(float(self.operation_cost[index]), 3),
-            "total": round(float(self.total[index]), 3),
+            "operators": self.operators,
+            "operator_cost": round(self.operator_cost, 3),
+            "late_seconds": round(self.late_seconds, 3),
+            "late_cost": round(self.late_cost, 3),
+            "operation_cost": round(self.operation_cost, 3),
+            "total": round(self.total, 3),
         }
 
 
-def expected_costs(outlook: Outlook, prices: Prices, candidates: np.ndarray) -> Costs:
-    """The expected cost of each count in ``candidates`` (integers >= 0) over the horizon.
+class Pricer:
+    """Prices counts for one outlook: what every count shares (the points, the arrivals, the
+    delay before an operation lands, holding the running count) is worked out once, and each
+    count's terms once (``terms``).
 
     >>> prices = Prices(capacity=50.0, latency=10.0, operator=1.0, late=50.0, operation=30.0)
     >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=60.0**2,
     ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
-    >>> costs = expected_costs(calm, prices, np.array([8, 9, 10]))
-    >>> [round(x) for x in costs.total]
-    [3120, 2880, 3170]
+    >>> pricer = Pricer(calm, prices)
+    >>> [round(pricer.terms(n).total) for n in (7, 8, 9)]  # 7 falls behind; 9 costs an operator
+    [31334, 2464, 2802]
     """
-    c, latency = prices.capacity, prices.latency
-    variance = max(outlook.variance, 1e-12 * c * c)
-    n0, landing, restart = outlook.running, outlook.landing, outlook.restart
-    ahead = landing + restart  # the level's slope is followed until then
-    horizon = ahead + AFTER
-    counts = np.asarray(candidates, dtype=float)
-    change = counts != n0
-    times = landing * _IN_DELAY + restart * _IN_RESTART + AFTER * _AFTER_SHARE
-    weights = landing * _WEIGHT_DELAY + restart * _WEIGHT_RESTART + AFTER * _WEIGHT_AFTER
-    arrived = _arrived(outlook, np.append(times, (landing, ahead, horizon)), ahead)
-    by_landing, by_horizon = arrived[-3], arrived[-1]
-    arrived = arrived[:-3]
-    rate = _rate(outlook, np.append(times, horizon), ahead)
-    spread = np.sqrt(variance * times + outlook.level_error**2 * times * times) + 1e-9 * c
 
-    # Capacity, mean backlog and the backlog at which a record is late, at each (count, point):
-    # n0 until an operation lands, nothing during its restart, the count after; n0 throughout
-    # when holding. The backlog an operation finds when it lands is reflected at 0.
-    held = n0 * c
-    capacity = counts[:, None] * c
-    found = max(outlook.backlog + by_landing - held * landing, 0.0)
-    held_mean = outlook.backlog + arrived - held * times
-    served = capacity * np.maximum(times - ahead, 0.0)
-    op_mean = np.where(_DELAY > 0, held_mean, found + arrived - by_landing - served)
-    room = np.maximum(latency - restart * _PAUSE_LEFT, 0.0)
-    op_threshold = np.where(_DELAY > 0, held, capacity) * room
-    op_running = held * _DELAY + capacity * _SERVED
-    rows = change[:, None]
-    mean = np.where(rows, op_mean, held_mean)
-    threshold = np.where(rows, op_threshold, latency * held)
-    drift = rate[:-1] - np.where(rows, op_running, held)
-    free = ndtr((mean - threshold) / spread)
-    # The reflection's term, e^{2mx/σ²} Φ(...), in logs (the exponential alone overflows);
-    # none within a restart, where nothing is served and a record is late once the pause left
-    # plus the backlog at the new capacity exceeds the latency.
-    reflected = np.exp(
-        np.minimum(2.0 * drift * threshold / variance + log_ndtr((-threshold - mean) / spread), 0)
-    )
-    late_share = np.where(
-        rows & (_RESTART > 0), np.where(room > 0, free, 1.0), np.minimum(free + reflected, 1.0)
-    )
-    late = late_share @ weights
+    def __init__(self, outlook: Outlook, prices: Prices) -> None:
+        self.outlook, self.prices = outlook, prices
+        c = prices.capacity
+        self._variance = max(outlook.variance, 1e-12 * c * c)
+        landing, restart = outlook.landing, outlook.restart
+        self._ahead = ahead = landing + restart  # the level's slope is followed until then
+        self.horizon = ahead + AFTER
+        self._times = [landing * a + restart * b + AFTER * d for a, b, d in _SHARES]
+        self._weights = [landing * a + restart * b + AFTER * d for a, b, d in _WEIGHTS]
+        self._arrived = [_arrived(outlook, t, ahead) for t in self._times]
+        self._rate = [_rate(outlook, t, ahead) for t in self._times]
+        error2 = outlook.level_error**2
+        self._spread = [
+            math.sqrt(self._variance * t + error2 * t * t) + 1e-9 * c for t in self._times
+        ]
+        self._by_landing = _arrived(outlook, landing, ahead)
+        self._by_horizon = _arrived(outlook, self.horizon, ahead)
+        self._final_rate = _rate(outlook, self.horizon, ahead)
+        held = outlook.running * c
+        self._found = max(outlook.backlog + self._by_landing - held * landing, 0.0)
+        # Late seconds before an operation lands: the running count serves, as when holding.
+        self._before = sum(
+            self._weights[i] * self._late(i, outlook.backlog + self._arrived[i]
+                                          - held * self._times[i], prices.latency * held, held)
+            for i in _IN_DELAY
+        )
+        self.priced: dict[int, Terms] = {}  # the counts priced so far
 
-    # The backlog left at the horizon, drained at the spare capacity after it (at most AFTER s).
-    final = np.where(change, counts * c, held)
-    left = np.where(
-        change,
-        found + by_horizon - by_landing - final * AFTER,
-        outlook.backlog + by_horizon - held * horizon,
-    )
-    over = np.maximum(left - latency * final, 0.0)
-    spare = final - rate[-1]
-    terminal = np.where(spare > 0.0, np.minimum(over / np.maximum(spare, 1e-12), AFTER), AFTER)
-    late_seconds = late + np.where(over > 0.0, terminal, 0.0)
+    def terms(self, operators: int) -> Terms:
+        """The expected cost terms of running ``operators`` (an integer >= 0)."""
+        if operators not in self.priced:
+            self.priced[operators] = self._priced(operators)
+        return self.priced[operators]
 
-    operator_seconds = np.where(change, n0 * landing + counts * (restart + AFTER), n0 * horizon)
-    operator_cost = prices.operator * operator_seconds
-    late_cost = prices.late * late_seconds
-    operation_cost = np.where(change, prices.operation, 0.0)
-    total = operator_cost + late_cost + operation_cost
-    return Costs(
-        counts.astype(int), operator_cost, late_seconds, late_cost, operation_cost, total, horizon
-    )
+    def _late(self, point: int, mean: float, threshold: float, capacity: float) -> float:
+        """Harrison's chance that the backlog is over ``threshold`` at a point, served at
+        ``capacity``, its free path N(mean, spread²)."""
+        spread = self._spread[point]
+        free = _ndtr((mean - threshold) / spread)
+        drift = self._rate[point] - capacity
+        # The reflection's term, e^{2mx/σ²} Φ(...), in logs: the exponential alone overflows.
+        # Below e^-40 (or with the free term at 1) it changes nothing a decision could see.
+        exponent = 2.0 * drift * threshold / self._variance
+        if free >= 1.0 or exponent < _NEGLIGIBLE:
+            return free
+        exponent += _log_ndtr((-threshold - mean) / spread)
+        return min(free + math.exp(min(exponent, 0.0)), 1.0)
+
+    def _priced(self, operators: int) -> Terms:
+        outlook, prices = self.outlook, self.prices
+        c, latency, times = prices.capacity, prices.latency, self._times
+        n0, held = outlook.running, outlook.running * prices.capacity
+        if operators == n0:  # holding: n0 serves throughout, from the backlog there is now
+            late = sum(
+                self._weights[i]
+                * self._late(i, outlook.backlog + self._arrived[i] - held * times[i],
+                             latency * held, held)
+                for i in range(len(times))
+            )
+            left = outlook.backlog + self._by_horizon - held * self.horizon
+            operator_seconds, operation, final = n0 * self.horizon, 0.0, held
+        else:  # an operation: n0 until it lands, nothing during the restart, the count after
+            capacity = operators * c
+            late = self._before
+            for i, left_share in zip(_IN_RESTART, _PAUSE_LEFT, strict=True):
+                room = latency - outlook.restart * left_share
+                mean = self._found + self._arrived[i] - self._by_landing
+                share = _ndtr((mean - room * capacity) / self._spread[i]) if room > 0 else 1.0
+                late += self._weights[i] * share
+            for i in _IN_AFTER:
+                served = capacity * (times[i] - self._ahead)
+                mean = self._found + self._arrived[i] - self._by_landing - served
+                late += self._weights[i] * self._late(i, mean, latency * capacity, capacity)
+            left = self._found + self._by_horizon - self._by_landing - capacity * AFTER
+            operator_seconds = n0 * outlook.landing + operators * (outlook.restart + AFTER)
+            operation, final = prices.operation, capacity
+        # The backlog left at the horizon, drained at the spare capacity after it (<= AFTER s).
+        over = left - latency * final
+        if over > 0.0:
+            spare = final - self._final_rate
+            late += min(over / spare, AFTER) if spare > 0.0 else AFTER
+        operator_cost = prices.operator * operator_seconds
+        late_cost = prices.late * late
+        return Terms(
+            operators, operator_cost, late, late_cost, operation,
+            operator_cost + late_cost + operation,
+        )
 
 
-def _rate(outlook: Outlook, times: np.ndarray, ahead: float) -> np.ndarray:
-    """The expected arrival rate at ``times``: the level, along its slope until ``ahead``, and
-    the excess fading over ``EXCESS`` seconds."""
+def _ndtr(z: float) -> float:
+    """Φ(z), the standard normal distribution function."""
+    return 0.5 * math.erfc(-z * _SQRT_HALF)
+
+
+def _log_ndtr(z: float) -> float:
+    """ln Φ(z), finite far into the lower tail (its asymptotic series beyond z = -20)."""
+    if z > -20.0:
+        value = _ndtr(z)
+        return math.log(value) if value > 0.0 else -math.inf
+    return -0.5 * z * z - math.log(-z) - _LOG_SQRT_2PI + math.log1p(-1.0 / (z * z))
+
+
+def _rate(outlook: Outlook, t: float, ahead: float) -> float:
+    """The expected arrival rate at ``t``: the level, along its slope until ``ahead``, and the
+    excess fading over ``EXCESS`` seconds."""
     slope = max(outlook.slope, 0.0)
-    fading = outlook.excess * np.exp(-times / EXCESS)
-    rate: np.ndarray = outlook.level + slope * np.minimum(times, ahead) + fading
-    return rate
+    return outlook.level + slope * min(t, ahead) + outlook.excess * math.exp(-t / EXCESS)
 
 
-def _arrived(outlook: Outlook, times: np.ndarray, ahead: float) -> np.ndarray:
-    """Records expected to arrive from now to ``times`` (the integral of ``_rate``)."""
+def _arrived(outlook: Outlook, t: float, ahead: float) -> float:
+    """Records expected to arrive from now to ``t`` (the integral of ``_rate``).
+
+    >>> calm = Outlook(level=100.0, level_error=0.0, excess=0.0, slope=1.0, variance=1.0,
+    ...                backlog=0.0, running=1, landing=0.0, restart=10.0)
+    >>> _arrived(calm, 10.0, 10.0), _arrived(calm, 20.0, 10.0)
+    (1050.0, 2150.0)
+    """
     slope = max(outlook.slope, 0.0)
-    along = np.where(
-        times <= ahead, times * times / 2.0, ahead * ahead / 2.0 + ahead * (times - ahead)
-    )
-    fading = outlook.excess * EXCESS * (1.0 - np.exp(-times / EXCESS))
-    return outlook.level * times + slope * along + fading
+    along = t * t / 2.0 if t <= ahead else ahead * ahead / 2.0 + ahead * (t - ahead)
+    fading = outlook.excess * EXCESS * -math.expm1(-t / EXCESS)
+    return outlook.level * t + slope * along + fading

@@ -253,7 +253,7 @@ class Scaler:
             restart=self.watch.restart(t, policy.restart),
         )
         choice: Choice = choose(outlook, policy)
-        explain = choice.explain(outlook, policy)
+        explain = choice.explain(policy)
         reasons = [cost_reason(previous, choice.operators, explain)]
         if choice.unbounded != choice.operators:
             bound = "max_operators" if choice.unbounded > choice.operators else "min_operators"
