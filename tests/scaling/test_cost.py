@@ -8,13 +8,31 @@ import math
 import numpy as np
 import pytest
 
-from scaling.cost import AFTER, Outlook, Prices, expected_costs
+from scaling.cost import AFTER, Outlook, Pricer, Prices, Terms
 
 PRICES = Prices(capacity=50.0, latency=10.0, operator=1.0, late=1000.0, operation=30.0)
 CALM = Outlook(
     level=380.0, level_error=0.0, excess=0.0, slope=0.0, variance=3600.0, backlog=0.0,
     running=8, landing=0.0, restart=8.0,
 )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Costs:
+    """The terms of several counts for one outlook, as arrays."""
+
+    horizon: float
+    rows: list[Terms]
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        return np.array([getattr(row, name) for row in self.rows])
+
+
+def expected_costs(outlook: Outlook, prices: Prices, counts: np.ndarray) -> Costs:
+    pricer = Pricer(outlook, prices)
+    return Costs(pricer.horizon, [pricer.terms(int(count)) for count in counts])
+
+
 # Siegmund's correction: a Gaussian random walk with steps of standard deviation s, reflected
 # at 0, exceeds x about as often as the reflected Brownian motion exceeds x + RHO s.
 RHO = 0.5826
@@ -93,7 +111,7 @@ def test_operator_seconds_and_the_operation_are_priced_over_the_same_horizon() -
     assert costs.operation_cost.tolist() == [30.0, 0.0, 30.0]
     assert np.allclose(costs.total, costs.operator_cost + costs.late_cost + costs.operation_cost)
     assert np.allclose(costs.late_cost, 1000.0 * costs.late_seconds)
-    row = costs.terms(2)
+    row = costs.rows[2].to_dict()
     assert row["operators"] == 9 and row["operation_cost"] == 30.0
     assert row["total"] == round(float(costs.total[2]), 3)
 

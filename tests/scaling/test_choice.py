@@ -1,0 +1,122 @@
+"""scaling.choice: which count to run, within the bounds, and the record of why."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from scaling import ThresholdPolicy
+from scaling.choice import MOST_CANDIDATES, choose
+from scaling.cost import Outlook, Pricer
+
+SURGE = Outlook(
+    level=520.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0, backlog=2000.0,
+    running=8, landing=0.0, restart=8.0,
+)  # fmt: skip
+
+
+def totals(outlook: Outlook, policy: ThresholdPolicy, counts: range) -> dict[int, float]:
+    pricer = Pricer(outlook, policy.prices)
+    return {count: pricer.terms(count).total for count in counts}
+
+
+def test_the_cheapest_count_is_chosen() -> None:
+    policy = ThresholdPolicy(capacity=50.0)
+    choice = choose(SURGE, policy)
+    every = totals(SURGE, policy, range(0, 60))
+    assert choice.operators == min(every, key=every.__getitem__) == choice.unbounded
+    assert choice.operators > 520.0 / 50.0  # the backlog needs more than the level
+
+
+def test_the_running_count_is_a_candidate() -> None:
+    # Far above what the level needs, and still the cheapest when nothing is worth a restart.
+    policy = ThresholdPolicy(capacity=50.0)
+    idle = dataclasses.replace(SURGE, level=380.0, backlog=0.0, running=9)
+    choice = choose(idle, policy)
+    every = totals(idle, policy, range(0, 40))
+    assert choice.operators == min(every, key=every.__getitem__)
+    held = dataclasses.replace(SURGE, level=395.0, backlog=0.0, running=9)
+    assert choose(held, policy).operators == 9  # 8 would save 300, and be late
+
+
+def test_bounds_are_hard_constraints_and_the_unbounded_count_is_reported() -> None:
+    free = choose(SURGE, ThresholdPolicy(capacity=50.0)).operators
+    capped = choose(SURGE, ThresholdPolicy(capacity=50.0, max_operators=free - 3))
+    assert (capped.operators, capped.unbounded) == (free - 3, free)
+    floored = choose(SURGE, ThresholdPolicy(capacity=50.0, min_operators=free + 5))
+    assert (floored.operators, floored.unbounded) == (free + 5, free)
+    # A bound that excludes the running count: the count is brought within, even at a cost.
+    calm = dataclasses.replace(SURGE, level=100.0, backlog=0.0, running=8)
+    assert choose(calm, ThresholdPolicy(capacity=50.0, max_operators=1)).operators == 1
+    zero = ThresholdPolicy(capacity=50.0, min_operators=0, max_operators=0)
+    assert choose(calm, zero).operators == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="choice.cheapest_change walks downhill from first_guess assuming the cost is "
+    "unimodal in the count; with a large backlog every count near the level is late the whole "
+    "horizon (late seconds saturate), the walk goes down, and fewer operators are chosen: "
+    "backlog 1e6 -> 1 operator (608,338) where 246 cost 128,818",
+)
+@pytest.mark.parametrize("backlog", [20_000.0, 1e6])
+def test_a_large_backlog_gets_the_cheapest_count_not_a_local_one(backlog: float) -> None:
+    policy = ThresholdPolicy(capacity=50.0)
+    outlook = dataclasses.replace(SURGE, backlog=backlog)
+    choice = choose(outlook, policy)
+    every = totals(outlook, policy, range(0, 400))
+    cheapest = min(every, key=every.__getitem__)
+    assert choice.pricer.terms(choice.operators).total <= every[cheapest] * 1.01
+    assert choice.operators > 520.0 / 50.0
+
+
+def test_the_search_prices_a_bounded_number_of_counts() -> None:
+    huge = dataclasses.replace(SURGE, backlog=1e8)
+    choice = choose(huge, ThresholdPolicy(capacity=50.0))
+    assert len(choice.pricer.priced) <= MOST_CANDIDATES + 2
+
+
+def test_a_late_probability_picks_the_cheapest_count_within_the_share() -> None:
+    policy = ThresholdPolicy(capacity=50.0, late_probability=0.05)
+    choice = choose(SURGE, policy)
+    pricer = choice.pricer
+    allowed = 0.05 * pricer.horizon
+    within = [n for n in range(0, 60) if pricer.terms(n).late_seconds <= allowed]
+    assert pricer.terms(choice.operators).late_cost == 0.0  # no late price
+    assert choice.operators == min(within, key=lambda n: pricer.terms(n).total)
+    # A looser share allows no more operators than a tighter one.
+    loose = choose(SURGE, ThresholdPolicy(capacity=50.0, late_probability=0.5))
+    tight = choose(SURGE, ThresholdPolicy(capacity=50.0, late_probability=1e-6))
+    assert loose.operators <= choice.operators <= tight.operators
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="choose, late_probability mode: when no count is within the share it takes "
+    "clamp(the least late unbounded count) (9, late 608 s, an operation) rather than the "
+    "least late count within the bounds (holding 8, late 589 s)",
+)
+def test_a_share_no_allowed_count_meets_takes_the_least_late_allowed() -> None:
+    # Capped at 9 against 520/s and 2,000 waiting: every allowed count is late most of the time.
+    policy = ThresholdPolicy(capacity=50.0, max_operators=9, late_probability=1e-6)
+    choice = choose(SURGE, policy)
+    assert choice.operators <= 9 and choice.unbounded > 9
+    late = {n: choice.pricer.terms(n).late_seconds for n in range(1, 10)}
+    assert late[choice.operators] > 1e-6 * choice.pricer.horizon
+    assert late[choice.operators] == min(late.values())
+
+
+def test_explain_has_the_inputs_prices_and_the_neighbours_terms() -> None:
+    policy = ThresholdPolicy(capacity=50.0, max_operators=12)
+    choice = choose(SURGE, policy)
+    explain = choice.explain(policy)
+    assert explain["model"] == "cost" and explain["unbounded"] == choice.unbounded
+    assert explain["inputs"]["backlog"] == 2000.0 and explain["inputs"]["running"] == 8
+    assert explain["inputs"]["noise_per_second"] == 60.0
+    assert explain["prices"]["late_price"] == 1000.0 and explain["horizon"] == 8.0 + 300.0
+    rows = [row["operators"] for row in explain["candidates"]]
+    # One more than the bound is priced too, to say what the bound cost.
+    assert rows == [11, 12, 13] and choice.operators == 12
+    for row in explain["candidates"]:
+        assert row == choice.pricer.terms(row["operators"]).to_dict()
