@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 
 import numpy as np
 import pytest
@@ -97,6 +96,12 @@ def test_decision_is_frozen_and_json_ready() -> None:
         "backlog": None,
         "running": None,
         "processed": None,
+        "code": "ScaledUp",
+        "explain": {
+            "model": "threshold",
+            "inputs": {"filtered": 312.4, "spread": None},
+            "needed": 7,
+        },
     }
     with pytest.raises(dataclasses.FrozenInstanceError):
         decision.operators = 3  # type: ignore[misc]
@@ -280,27 +285,6 @@ def test_bad_specs_are_refused_with_a_clear_message(spec: dict[str, object], mes
     assert error.value.param in message  # the service points at the field without the text
 
 
-def test_backlog_is_drained_over_the_catch_up_time_with_utilisation_headroom() -> None:
-    policy = ThresholdPolicy(capacity=50.0, utilisation=0.8, catch_up=60.0, quiet=0.0, restart=0)
-    scaler = Scaler(make_filter("raw"), policy, operators=6)
-    plain = scaler.observe(300.0, 0.0)
-    assert plain.operators == 8  # 300 / 0.8 = 375 tuples/s
-    behind = scaler.observe(300.0, 1.0, backlog=2400.0)  # + 40 tuples/s for a minute
-    assert behind.operators == 9 and behind.backlog == 2400.0
-    assert behind.reason.startswith(
-        "demand 425.0 (filtered 300.0 + backlog 2400 / 60 s, at utilisation 0.8) needs 9 > 8"
-    )
-    # By default a backlog is drained over 300 s; with catch_up=None it is only reported.
-    # (The first sample of a queue starts its quiet period, as a restart does: see test_queue.)
-    # (No restart is assumed here, so that the scale-up is not sized for one: see test_queue.)
-    default = Scaler(make_filter("raw"), ThresholdPolicy(50.0, restart=0.0), operators=6)
-    assert default.observe(300.0, -60.0, backlog=0.0).operators == 6
-    assert default.observe(300.0, 0.0, backlog=3000.0).operators == 7  # 300 + 10 tuples/s
-    ignoring = Scaler(make_filter("raw"), ThresholdPolicy(50.0, catch_up=None), operators=6)
-    assert ignoring.observe(300.0, -60.0, backlog=0.0).operators == 6
-    assert ignoring.observe(300.0, 0.0, backlog=1e6).operators == 6
-
-
 def test_decisions_reason_from_the_count_actually_running() -> None:
     scaler = Scaler(make_filter("raw"), POLICY, [make_guard("cooldown", down=60.0)], operators=4)
     assert scaler.observe(300.0, 0.0).operators == 6  # decided 6 ...
@@ -332,199 +316,6 @@ def test_bad_reports_are_refused_and_change_nothing(field: str, value: float, me
     assert json.dumps(scaler.state_dict()) == before
 
 
-def test_a_backlog_right_after_a_scaling_operation_is_ignored_for_the_quiet_period() -> None:
-    # No look-ahead: the jump from 300 to 350 would otherwise read as a ramp.
-    policy = ThresholdPolicy(capacity=50.0, catch_up=60.0, quiet=30.0, lead=0.0, restart=0.0)
-    scaler = Scaler(make_filter("raw"), policy, operators=6)
-    assert scaler.observe(300.0, 0.0, backlog=0.0).operators == 6
-    assert scaler.observe(350.0, 10.0, backlog=0.0).operators == 7  # a change at t = 10
-    # The restart piled up a backlog: ignored until t = 40, acted on from then.
-    assert scaler.observe(350.0, 20.0, backlog=2400.0).operators == 7
-    assert scaler.observe(350.0, 39.0, backlog=2400.0).operators == 7
-    assert scaler.observe(350.0, 40.0, backlog=2400.0).operators == 8  # 350 + 40 tuples/s
-    # A change of the running count made elsewhere starts a quiet period too: no scale-down
-    # during it either, since the backlog it piles up is not acted on.
-    manual = scaler.observe(350.0, 100.0, backlog=2400.0, running=10)
-    assert (manual.previous, manual.operators) == (10, 10)
-    assert "held: 0 s after a scaling operation or the first sample < quiet 30 s" in manual.reason
-    # Without a backlog report the quiet period does nothing: volume-only streams are unchanged.
-    assert scaler.observe(350.0, 101.0).operators == 7
-    state = json.loads(json.dumps(scaler.state_dict()))
-    assert state["changed_at"] == 101.0
-    old = {key: value for key, value in state.items() if key != "changed_at"}
-    restored = Scaler(make_filter("raw"), policy)
-    restored.load_state_dict(old)  # saved before changed_at existed: loads as "no change"
-    assert restored.observe(350.0, 102.0, backlog=2400.0).operators == 8
-
-
-def test_a_job_reporting_its_backlog_is_sized_ahead_of_a_ramp() -> None:
-    # Only a job that reports its backlog is sized as a queue: a volume-only stream keeps the
-    # paper's threshold on the same ramp.
-    policy = ThresholdPolicy(capacity=50.0, lead=30.0, latency=None, quiet=0.0, restart=0.0)
-    ramp = [(float(t), 300.0 + 2.0 * t) for t in range(121)]  # 2 tuples/s per second
-    queue = Scaler(make_filter("raw"), policy, operators=6)
-    volume_only = Scaler(make_filter("raw"), policy, operators=6)
-    for t, volume in ramp:
-        ahead = queue.observe(volume, t, backlog=0.0)
-        plain = volume_only.observe(volume, t)
-    assert plain.operators == 11  # ceil(540 / 50)
-    # The slope, smoothed over a minute, is 2 x (1 - e^-2) after two: 540 + 1.73 x 30 = 592.
-    assert ahead.operators == 12
-    assert "slope 1.73/s x 30 s" in ahead.reason
-    # A falling level is not looked ahead along: a scale-down waits for the level itself.
-    for t in range(121, 180):
-        ahead = queue.observe(540.0 - 2.0 * (t - 120), float(t), backlog=0.0)
-    assert ahead.operators == math.ceil((540.0 - 2.0 * 59) / 50.0)
-    assert "slope" not in ahead.reason
-
-
-def test_headroom_grows_with_the_noise_and_covers_the_measured_restart() -> None:
-    # No restart assumed until one is measured (the default assumes 8 s: see test_queue).
-    policy = ThresholdPolicy(capacity=50.0, lead=0.0, catch_up=None, quiet=30.0, restart=0.0)
-    rng = np.random.default_rng(3)
-    quiet = Scaler(make_filter("changepoint", resolution=50.0), policy, operators=8)
-    noisy = Scaler(make_filter("changepoint", resolution=50.0), policy, operators=8)
-    for t in range(300):
-        calm = quiet.observe(380.0 + rng.normal(0.0, 10.0), float(t), backlog=0.0)
-        loud = noisy.observe(max(0.0, 380.0 + rng.normal(0.0, 150.0)), float(t), backlog=0.0)
-    # sigma 10: h = 0.1 tuples/s; sigma 150: h = 19.5 = the root of 10 h^2 + 3800 h =
-    # 150^2 ln(1000) / 2. Both estimates come from the filter's own noise estimate.
-    assert calm.operators == 8 and "headroom 0.1" in calm.reason
-    found = re.search(r"headroom ([0-9.]+) \(noise ([0-9.]+)", loud.reason)
-    assert found is not None and loud.operators == 9, loud.reason
-    headroom, noise = float(found[1]), float(found[2])
-    assert 120.0 < noise < 180.0  # the filter's estimate of 150
-    assert headroom == pytest.approx(policy.headroom(loud.filtered, noise), abs=0.1)
-    assert policy.headroom(380.0, 150.0) == pytest.approx(19.45, abs=0.01)
-    # A restart is measured from what the job reports: after a scaling operation it had work
-    # waiting and processed nothing for 8 s. The headroom then also drains that restart's
-    # backlog before the noise takes the delay over 10 s.
-    scaler = Scaler(make_filter("raw"), policy, operators=8)
-    assert scaler.observe(420.0, 0.0, backlog=0.0, running=8, processed=380.0).operators == 9
-    for t in range(1, 9):
-        scaler.observe(420.0, float(t), backlog=420.0 * t, running=9, processed=0.0)
-    scaler.observe(420.0, 9.0, backlog=3300.0, running=9, processed=450.0)
-    assert scaler.state_dict()["restart"] == 8.0  # the last second without processing
-    assert policy.headroom(420.0, 0.0, 8.0) == 0.0  # no noise, and 8 s < 10 s: no headroom
-    assert policy.headroom(420.0, 100.0, 8.0) > 3.0 * policy.headroom(420.0, 100.0)  # 30 vs 8
-
-
-def test_the_queue_state_round_trips_and_old_states_load() -> None:
-    policy = ThresholdPolicy(capacity=50.0)
-    scaler = Scaler(make_filter("raw"), policy, operators=8)
-    for t in range(30):
-        scaler.observe(400.0 + 3.0 * t, float(t), backlog=100.0, running=8, processed=400.0)
-    state = json.loads(json.dumps(scaler.state_dict()))
-    assert state["slope"] > 0.0 and state["filtered"] == 487.0
-    restored = Scaler(make_filter("raw"), policy, operators=8)
-    restored.load_state_dict(state)
-    assert restored.observe(600.0, 30.0, backlog=0.0) == scaler.observe(600.0, 30.0, backlog=0.0)
-    old = {key: state[key] for key in ("spec", "filter", "guards", "operators", "t")}
-    fresh = Scaler(make_filter("raw"), policy, operators=8)
-    fresh.load_state_dict(old)  # saved before the queue fields existed
-    assert fresh.state_dict()["slope"] == 0.0 and fresh.state_dict()["restart"] is None
-    with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
-        fresh.load_state_dict({**state, "restart": -1.0})
-    with pytest.raises(ValueError, match="started_at='0' is not allowed"):
-        fresh.load_state_dict({**state, "started_at": "0"})
-    assert state["running"] == 8 and fresh.state_dict()["running"] is None
-    with pytest.raises(ValueError, match="running=-2 is not allowed"):
-        fresh.load_state_dict({**state, "running": -2})
-    # The volumes since the last decision changed the count (at t = 1, to 9).
-    count = state["volume_count"]
-    assert count == 28 and state["volume_sum"] == sum(400.0 + 3.0 * t for t in range(2, 30))
-    assert fresh.state_dict()["volume_count"] == 0 and fresh.state_dict()["volume_sum"] == 0.0
-    for field, bad in (("volume_count", 1.5), ("volume_count", None), ("volume_sum", -1.0)):
-        with pytest.raises(ValueError, match=f"{field}={bad!r} is not allowed"):
-            fresh.load_state_dict({**state, field: bad})
-    unmeasured = Scaler(make_filter("raw"), policy, operators=8)
-    unmeasured.observe(400.0, 0.0, backlog=0.0)
-    saved = json.loads(json.dumps(unmeasured.state_dict()))
-    assert saved["restart"] is None and saved["started_at"] == 0.0
-    fresh.load_state_dict(saved)
-    assert fresh.state_dict() == saved
-    with pytest.raises(ValueError, match="state must be a dict with the keys"):
-        fresh.load_state_dict({**state, "unknown": 1})
-
-
-def test_a_scale_up_serves_the_backlog_it_finds_and_its_restarts_within_the_latency() -> None:
-    policy = ThresholdPolicy(capacity=50.0, lead=0.0, catch_up=None, quiet=30.0)
-    scaler = Scaler(make_filter("raw"), policy, operators=8)
-    # A restart of 8 s measured on a first operation (work waiting, nothing processed).
-    scaler.observe(420.0, 0.0, backlog=0.0, running=8, processed=400.0)
-    for t in range(1, 9):
-        scaler.observe(420.0, float(t), backlog=420.0 * t, running=9, processed=0.0)
-    # Much later the level steps to 500 with 1,200 tuples waiting: the level alone needs 10;
-    # the scale-up is made 12, whose 600 tuples/s drain them in the 2 s an 8 s restart leaves
-    # of the 10 s latency.
-    for t in range(9, 200):
-        scaler.observe(420.0, float(t), backlog=0.0, running=9, processed=420.0)
-    up = scaler.observe(500.0, 200.0, backlog=1200.0, running=9, processed=450.0)
-    assert up.operators == 12
-    assert "raised to 12: backlog 1200 + restart 8 s x 500.0 served within 10 s" in up.reason
-    # The same backlog does not start a scale-up on its own (catch_up=None: only the level).
-    steady = Scaler(make_filter("raw"), policy, operators=9)
-    assert steady.observe(420.0, 0.0, backlog=3000.0).operators == 9
-
-
-def test_a_scale_down_at_the_end_of_a_ramp_is_sized_on_the_volume_since_the_last_change() -> None:
-    # A filter that lags a ramp (an EWMA of alpha 0.01 follows one 100 samples late): the
-    # arrivals rise from 300 to 479 tuples/s, an operation lands (10 -> 12 running) and they
-    # hold at 480. Once the quiet period is over the level reads 419 (9 operators); sized on
-    # it, the scale-down would leave 450 tuples/s for 480. Sized on the mean since
-    # the count changed (480, the level still rising), it goes to 10.
-    policy = ThresholdPolicy(capacity=50.0, quiet=30.0, catch_up=None)
-    scaler = Scaler(make_filter("ewma", alpha=0.01), policy, operators=10)
-    for t in range(180):
-        scaler.observe(300.0 + t, float(t), backlog=0.0, running=10, processed=300.0 + t)
-    decisions = [
-        scaler.observe(480.0, float(t), backlog=0.0, running=12, processed=480.0)
-        for t in range(180, 211)
-    ]
-    down = decisions[-1]
-    assert [d.operators for d in decisions[:-1]] == [12] * 30 and down.operators == 10
-    assert down.filtered < 450.0
-    assert "sized on the mean 480.0 since the count changed: rising" in down.reason
-    # The mean counts only the samples since the change (reset by the decision as well).
-    assert scaler.state_dict()["volume_count"] == 0
-    # Falling, the mean since the change (500) reads above the level (400) and plays no part.
-    falling = Scaler(make_filter("raw"), policy, operators=12)
-    falling.observe(600.0, 0.0, backlog=0.0, running=12, processed=600.0)
-    down = falling.observe(400.0, 100.0, backlog=0.0, running=12, processed=400.0)
-    assert down.operators == 8 and "sized on the mean" not in down.reason
-
-
-def test_the_actuation_delay_is_measured_and_a_scale_up_sized_for_the_backlog_at_landing() -> None:
-    policy = ThresholdPolicy(capacity=50.0, catch_up=None, restart=0.0)
-    scaler = Scaler(make_filter("raw"), policy, operators=8)
-    scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
-    assert scaler.observe(440.0, 100.0, backlog=0.0, running=8, processed=400.0).operators == 9
-    # The job runs 9 only 30 s later: the delay is dated from the last sample without it.
-    for t in range(101, 130):
-        scaler.observe(440.0, float(t), backlog=40.0 * (t - 100), running=8, processed=400.0)
-    scaler.observe(440.0, 130.0, backlog=1160.0, running=9, processed=450.0)
-    for t in range(131, 300):
-        scaler.observe(440.0, float(t), backlog=0.0, running=9, processed=440.0)
-    state = json.loads(json.dumps(scaler.state_dict()))
-    assert state["actuation"] == 29.0 and state["restart"] == 0.0
-    # 600 arrive with 9 running (450/s short by 150) and 3,000 waiting: the scale-up lands on
-    # 3,000 + 29 x 150 = 7,350 tuples, which the 10 s latency (no restart) drains at 735/s:
-    # 15 operators. Sized for the 3,000 waiting now, 300/s, the level's 600/s would need 12.
-    up = scaler.observe(600.0, 300.0, backlog=3000.0, running=9, processed=450.0)
-    assert "backlog 7350 when it lands in 29 s" in up.reason and up.operators == 15
-    unmeasured = Scaler(make_filter("raw"), policy, operators=8)
-    unmeasured.load_state_dict({**state, "actuation": None})
-    assert unmeasured.observe(600.0, 300.0, backlog=3000.0, running=9).operators == 12
-    with pytest.raises(ValueError, match="actuation=-1.0 is not allowed"):
-        unmeasured.load_state_dict({**state, "actuation": -1.0})
-    # A count that lands after the quiet period was not this decision's: nothing measured.
-    late = Scaler(make_filter("raw"), policy, operators=8)
-    late.observe(440.0, 0.0, backlog=0.0, running=8, processed=400.0)
-    late.observe(440.0, 100.0, backlog=0.0, running=8, processed=400.0)
-    late.observe(440.0, 200.0, backlog=0.0, running=9, processed=440.0)
-    assert late.state_dict()["actuation"] is None
-
-
 def test_samples_a_denormal_time_apart_leave_the_state_finite() -> None:
     # Found by the service's schemathesis run: 2e-313 s after the previous sample, the slope's
     # weight is 0 and the difference quotient infinite; 0 x inf made the slope NaN, a state the
@@ -537,36 +328,229 @@ def test_samples_a_denormal_time_apart_leave_the_state_finite() -> None:
     assert math.isfinite(scaler.state_dict()["slope"])
 
 
-@pytest.mark.parametrize("weight", [0.0, 0.25, 1.0])
-def test_a_volume_right_after_a_scaling_operation_counts_for_the_quiet_weight(
-    weight: float,
-) -> None:
-    # A rate the job measures itself can read a burst right after a restart (a source reading
-    # what piled up); within the quiet period it counts for quiet_weight, volume-only too.
-    policy = ThresholdPolicy(capacity=50.0, quiet=30.0, quiet_weight=weight)
-    scaler = Scaler(make_filter("raw"), policy, operators=6)
-    assert scaler.observe(300.0, 0.0).filtered == 300.0  # the first sample: taken whole
-    assert scaler.observe(290.0, 5.0).filtered == 290.0  # no operation yet: taken whole
+# A stage that reports its backlog: the cost model (tests/scaling/test_cost.py, test_choice.py).
+SURGE = (520.0, 2000.0)  # 520/s arriving, 2,000 waiting: 8 operators (400/s) fall behind
+
+
+def cost_rows(decision: Decision) -> dict[int, dict[str, float]]:
+    assert decision.explain is not None and decision.explain["model"] == "cost"
+    return {row["operators"]: row for row in decision.explain["candidates"]}
+
+
+def assert_reason_is_true(decision: Decision) -> None:
+    """The prose names the chosen count's expected cost and its neighbours', as explain has
+    them, with the right comparison."""
+    rows = cost_rows(decision)
+    chosen = rows[decision.operators]
+    head = f"{decision.operators}: expected cost {chosen['total']:.0f} "
+    assert decision.reason.startswith(head + f"({chosen['late_seconds']:.1f} late s)")
+    for count, row in rows.items():
+        if count != decision.operators:
+            sign = "<" if row["total"] >= chosen["total"] else ">"
+            assert f"{sign} {count}: {row['total']:.0f} ({row['late_seconds']:.1f} late s)" in (
+                decision.reason
+            )
+    backlog = decision.explain["inputs"]["backlog"]  # type: ignore[index]
+    assert f"backlog {backlog:.0f}" in decision.reason
+
+
+def test_reason_codes_of_a_stage_reporting_its_backlog() -> None:
+    # WarmingUp: changepoint has no standard error for its first 8 samples: the count is held.
+    default = Scaler.from_spec({"policy": {"capacity": 50.0}}, operators=8)
+    rng = np.random.default_rng(1)
+    warm = [
+        default.observe(380.0 + rng.normal(0.0, 20.0), float(t), backlog=500.0) for t in range(9)
+    ]
+    assert [d.code for d in warm[:8]] == ["WarmingUp"] * 8
+    assert all(d.operators == 8 and "warms up" in d.reason for d in warm[:8])
+    assert warm[8].code != "WarmingUp" and warm[8].explain["model"] == "cost"  # type: ignore[index]
+    # ScaledUp, then HeldForCost: the level alone needs 11, but dropping from 15 restarts.
+    scaler = Scaler(make_filter("raw"), POLICY, operators=8)
+    up = scaler.observe(SURGE[0], 0.0, backlog=SURGE[1])
+    assert (up.operators, up.code, up.action) == (15, "ScaledUp", "up")
+    held = scaler.observe(SURGE[0], 100.0, backlog=0.0)
+    assert (held.operators, held.code) == (15, "HeldForCost") and POLICY.needed(520.0) == 11
+    # Steady: the level needs the count that runs, and it is the cheapest.
+    steady = Scaler(make_filter("raw"), POLICY, operators=8).observe(380.0, 0.0, backlog=0.0)
+    assert (steady.operators, steady.code) == (8, "Steady")
+    # ScaledDown: more than needed, and (no restart) nothing outweighs the saving.
+    free = ThresholdPolicy(capacity=50.0, restart=0.0)
+    idle = Scaler(make_filter("raw"), free, operators=12).observe(380.0, 0.0, backlog=0.0)
+    assert (idle.operators, idle.code, idle.action) == (8, "ScaledDown", "down")
+    for decision in (up, held, steady, idle):
+        assert_reason_is_true(decision)
+
+
+def test_limited_by_bound_names_the_cheapest_count() -> None:
+    capped = ThresholdPolicy(capacity=50.0, max_operators=12)
+    decision = Scaler(make_filter("raw"), capped, operators=8).observe(520.0, 0.0, backlog=2000.0)
+    assert (decision.operators, decision.code) == (12, "LimitedByBound")
+    assert decision.explain is not None and decision.explain["unbounded"] == 15
+    assert decision.reason.endswith("; 15 is cheapest, limited by max_operators")
+    assert_reason_is_true(decision)
+    floor = ThresholdPolicy(capacity=50.0, min_operators=20)
+    raised = Scaler(make_filter("raw"), floor, operators=10).observe(380.0, 0.0, backlog=0.0)
+    assert (raised.operators, raised.code) == (20, "LimitedByBound")
+    assert raised.reason.endswith("; 10 is cheapest, limited by min_operators")
+    assert_reason_is_true(raised)
+
+
+def test_limited_by_guard_with_a_cooldown() -> None:
+    guards = [make_guard("cooldown", up=60.0)]
+    scaler = Scaler(make_filter("raw"), POLICY, guards, operators=8)
+    first = scaler.observe(520.0, 0.0, backlog=2000.0)
+    assert (first.operators, first.code) == (15, "ScaledUp")
+    # 10 s later the cost model wants more than 15, the cooldown holds it.
+    second = scaler.observe(900.0, 10.0, backlog=9000.0)
+    assert cost_rows(second) and second.explain["unbounded"] > 15  # type: ignore[index]
+    assert (second.operators, second.code) == (15, "LimitedByGuard")
+    assert "held by cooldown: last scale-up 10 s ago < 60 s" in second.reason
+
+
+def test_waiting_to_land_while_the_running_count_lags_the_decision() -> None:
+    scaler = Scaler(make_filter("raw"), POLICY, operators=8)
+    decided = scaler.observe(520.0, 0.0, backlog=2000.0, running=8)
+    assert (decided.operators, decided.code) == (15, "ScaledUp")
+    for t in (1.0, 2.0):  # still 8 running: the decided 15 is asked for again
+        waiting = scaler.observe(520.0, t, backlog=2000.0, running=8)
+        assert (waiting.previous, waiting.operators, waiting.code) == (8, 15, "WaitingToLand")
+        assert waiting.action == "up"
+    assert scaler.state_dict()["decided_at"] == 0.0
+    landed = scaler.observe(520.0, 3.0, backlog=2000.0, running=15)
+    assert landed.code != "WaitingToLand" and scaler.state_dict()["decided_at"] is None
+    assert scaler.state_dict()["actuations"] == [[3.0, 2.0]]  # landed between 2 and 3
+
+
+def test_volume_only_decisions_keep_the_threshold_and_carry_codes() -> None:
+    scaler = Scaler(make_filter("raw"), POLICY, operators=8)
+    codes = [scaler.observe(v, float(t)).code for t, v in enumerate([380.0, 520.0, 300.0, 300.0])]
+    assert codes == ["Steady", "ScaledUp", "ScaledDown", "Steady"]
+    capped = Scaler(make_filter("raw"), ThresholdPolicy(capacity=50.0, max_operators=4))
+    assert capped.observe(1000.0, 0.0).code == "LimitedByBound"
+
+
+def test_a_reported_backlog_is_priced_and_a_rising_level_followed() -> None:
+    # What replaced catch_up and lead: the backlog and the slope enter the cost model.
+    scaler = Scaler(make_filter("raw"), ThresholdPolicy(capacity=50.0, restart=0.0), operators=6)
+    assert scaler.observe(300.0, 0.0).operators == 6  # volume alone: 300 / 50
+    behind = scaler.observe(300.0, 1.0, backlog=3000.0)
+    assert behind.operators == 7 and behind.backlog == 3000.0  # 6 leave 3,000 at the edge
+    rows = cost_rows(behind)
+    assert rows[6]["late_seconds"] > 0.0 == rows[7]["late_seconds"]
+    # A ramp of 2/s per second: the cost model runs ahead of the level, the threshold does not.
+    ramp = [(float(t), 300.0 + 2.0 * t) for t in range(121)]
+    queue = Scaler(make_filter("raw"), POLICY, operators=6)
+    volume_only = Scaler(make_filter("raw"), POLICY, operators=6)
+    for t, volume in ramp:
+        ahead = queue.observe(volume, t, backlog=0.0)
+        plain = volume_only.observe(volume, t)
+    assert plain.operators == 11  # ceil(540 / 50)
+    assert ahead.operators > 11 and ahead.explain["inputs"]["slope"] > 1.5  # type: ignore[index]
+
+
+def test_more_noise_more_operators() -> None:
+    # What replaced the headroom: the arrivals' variance per second in the late seconds.
+    rng = np.random.default_rng(3)
+    quiet = Scaler(make_filter("changepoint", resolution=50.0), POLICY, operators=8)
+    noisy = Scaler(make_filter("changepoint", resolution=50.0), POLICY, operators=8)
+    for t in range(300):
+        calm = quiet.observe(380.0 + rng.normal(0.0, 10.0), float(t), backlog=0.0)
+        loud = noisy.observe(max(0.0, 380.0 + rng.normal(0.0, 150.0)), float(t), backlog=0.0)
+    assert calm.operators == 8
+    assert 5.0 < calm.explain["inputs"]["noise_per_second"] < 15.0  # type: ignore[index]
+    assert 120.0 < loud.explain["inputs"]["noise_per_second"] < 180.0  # type: ignore[index]
+    assert loud.operators > calm.operators
+
+
+def test_a_volume_right_after_a_scaling_operation_is_filtered_like_any_other() -> None:
+    # The quiet period and its weight are gone: every sample counts.
+    scaler = Scaler(make_filter("raw"), POLICY, operators=6)
     assert scaler.observe(350.0, 10.0).operators == 7  # an operation at t = 10
     burst = scaler.observe(1100.0, 15.0)
-    assert burst.filtered == pytest.approx(350.0 + weight * 750.0)
-    assert burst.operators == policy.needed(burst.filtered)
-    restored = Scaler(make_filter("raw"), policy)
-    restored.load_state_dict(json.loads(json.dumps(scaler.state_dict())))
-    # Within the quiet period: the restored Scaler weighs a sample as the original would.
-    later = restored.observe(700.0, 24.0)
-    assert later.filtered == pytest.approx(burst.filtered + weight * (700.0 - burst.filtered))
-    over = restored.state_dict()["changed_at"] + 30.0
-    assert restored.observe(640.0, over).filtered == 640.0  # 30 s on: the sample itself
+    assert burst.filtered == 1100.0 and burst.operators == 22
 
 
-def test_an_ignored_volume_holds_the_level_and_its_slope_decays() -> None:
-    policy = ThresholdPolicy(capacity=50.0, quiet=30.0, quiet_weight=0.0)
-    scaler = Scaler(make_filter("raw"), policy, operators=6)
-    for t, volume in [(0.0, 300.0), (10.0, 300.0), (20.0, 400.0)]:  # an operation at t = 20
-        scaler.observe(volume, t)
-    slope = scaler.state_dict()["slope"]
-    assert slope > 0.0 and scaler.state_dict()["changed_at"] == 20.0
-    held = scaler.observe(5000.0, 21.0)
-    assert (held.filtered, held.operators) == (400.0, 8)  # the level at t = 20
-    assert 0.0 < scaler.state_dict()["slope"] < slope  # the level did not rise in that second
+def test_the_measured_restart_and_actuation_delay_enter_the_outlook() -> None:
+    scaler = Scaler(make_filter("raw"), POLICY, operators=8)
+    scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    up = scaler.observe(440.0, 100.0, backlog=1000.0, running=8, processed=400.0)
+    assert up.operators > 8
+    for t in range(101, 130):  # the job runs the new count only 30 s later
+        waiting = scaler.observe(440.0, float(t), backlog=1000.0, running=8)
+        assert (waiting.operators, waiting.code) == (up.operators, "WaitingToLand")
+    n = up.operators
+    # Landed between 129 and 130 (dated 129); work waiting and nothing processed to 135: 6 s.
+    for t in range(130, 136):
+        scaler.observe(440.0, float(t), backlog=3000.0, running=n, processed=0.0)
+    done = scaler.observe(440.0, 136.0, backlog=1000.0, running=n, processed=n * 50.0)
+    state = json.loads(json.dumps(scaler.state_dict()))
+    assert state["actuations"] == [[130.0, 29.0]] and state["restarts"] == [[136.0, 6.0]]
+    inputs = done.explain["inputs"]  # type: ignore[index]
+    assert (inputs["landing"], inputs["restart"]) == (29.0, 6.0)
+    assert "restart 6 s" in done.reason
+
+
+def test_the_state_round_trips_exactly_with_the_new_fields() -> None:
+    scaler = Scaler.from_spec({"policy": {"capacity": 50.0}}, operators=8)
+    rng = np.random.default_rng(7)
+    samples = [(float(t), 420.0 + rng.normal(0.0, 30.0)) for t in range(80)]
+    for t, volume in samples[:40]:
+        running = 8 if t < 20 else scaler.operators
+        scaler.observe(volume, t, backlog=100.0 * (t % 7), running=running, processed=400.0)
+    saved = json.loads(json.dumps(scaler.state_dict(), allow_nan=False))
+    for field in ("slope", "excess", "decided_at", "changed_at", "restarts", "actuations"):
+        assert field in saved
+    restored = Scaler.from_spec({"policy": {"capacity": 50.0}})
+    restored.load_state_dict(saved)
+    assert restored.state_dict() == scaler.state_dict()
+    for t, volume in samples[40:]:
+        a = scaler.observe(volume, t, backlog=50.0, running=scaler.operators, processed=400.0)
+        b = restored.observe(volume, t, backlog=50.0, running=restored.operators, processed=400.0)
+        assert a == b
+    with pytest.raises(ValueError, match="restarts"):
+        restored.load_state_dict({**saved, "restarts": [[1.0]]})
+    with pytest.raises(ValueError, match="actuations=-1.0 is not allowed"):
+        restored.load_state_dict({**saved, "actuations": [[1.0, -1.0]]})
+
+
+def test_a_state_saved_before_the_cost_model_loads_and_keeps_deciding() -> None:
+    old_spec = {
+        "filter": {"name": "raw"},
+        "policy": {"capacity": 50.0, "min_operators": 1, "max_operators": None},
+        "guards": [],
+    }
+    old_spec["policy"] |= {"risk": 0.01, "quiet": 30.0, "catch_up": 300.0}
+    old_state = {
+        "spec": old_spec,
+        "filter": {"spec": {"name": "raw"}, "state": {}},
+        "guards": [],
+        "operators": 9,
+        "t": 100.0,
+        "slope": 0.0,
+        "restart": 12.0,
+        "actuation": 30.0,
+        "started_at": 0.0,
+        "volume_sum": 4000.0,
+        "volume_count": 10,
+    }
+    scaler = Scaler.from_spec(old_spec)
+    assert scaler.spec["policy"] == {
+        "capacity": 50.0,
+        "min_operators": 1,
+        "max_operators": None,
+        "late_probability": 0.01,
+    }
+    scaler.load_state_dict(json.loads(json.dumps(old_state)))
+    state = scaler.state_dict()
+    # The longest restart and delay measured become one measurement each, at the state's t.
+    assert state["restarts"] == [[100.0, 12.0]] and state["actuations"] == [[100.0, 30.0]]
+    for gone in ("restart", "actuation", "started_at", "volume_sum", "volume_count"):
+        assert gone not in state
+    decision = scaler.observe(430.0, 101.0, backlog=500.0, running=9)
+    assert (decision.previous, decision.operators) == (9, 9)
+    inputs = decision.explain["inputs"]  # type: ignore[index]
+    assert (inputs["restart"], inputs["landing"]) == (12.0, 30.0)
+    assert decision.explain["prices"]["late_probability"] == 0.01  # type: ignore[index]
+    assert_reason_is_true(decision)
+    with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
+        scaler.load_state_dict({**old_state, "restart": -1.0})
