@@ -177,10 +177,11 @@ def test_an_excess_over_the_level_fades_and_costs_late_seconds_while_it_lasts() 
 
 
 def test_the_level_s_uncertainty_makes_a_tight_count_later() -> None:
-    outlook = dataclasses.replace(CALM, level=390.0)
+    # 8 hold 400/s at a level of 398/s with 3,800 waiting, 200 under the latency's 4,000.
+    outlook = dataclasses.replace(CALM, level=398.0, backlog=3800.0)
     sure = expected_costs(outlook, PRICES, np.array([8])).late_seconds[0]
     unsure = expected_costs(dataclasses.replace(outlook, level_error=20.0), PRICES, np.array([8]))
-    assert unsure.late_seconds[0] > sure + 1.0
+    assert unsure.late_seconds[0] > sure + 5.0
 
 
 def test_costs_are_finite_at_the_edges() -> None:
