@@ -170,6 +170,7 @@ class Pricer:
         self.horizon = ahead + AFTER
         self._times = [landing * a + restart * b + AFTER * d for a, b, d in _SHARES]
         self._weights = [landing * a + restart * b + AFTER * d for a, b, d in _WEIGHTS]
+        self._weighted = [i for i, weight in enumerate(self._weights) if weight > 0.0]
         self._arrived = [_arrived(outlook, t, ahead) for t in self._times]
         self._rate = [_rate(outlook, t, ahead) for t in self._times]
         error2 = outlook.level_error**2
@@ -183,9 +184,15 @@ class Pricer:
         self._found = max(outlook.backlog + self._by_landing - held * landing, 0.0)
         # Late seconds before an operation lands: the running count serves, as when holding.
         self._before = sum(
-            self._weights[i] * self._late(i, outlook.backlog + self._arrived[i]
-                                          - held * self._times[i], prices.latency * held, held)
+            self._weights[i]
+            * self._late(
+                i,
+                outlook.backlog + self._arrived[i] - held * self._times[i],
+                prices.latency * held,
+                held,
+            )
             for i in _IN_DELAY
+            if landing > 0.0
         )
         self.priced: dict[int, Terms] = {}  # the counts priced so far
 
@@ -216,9 +223,10 @@ class Pricer:
         if operators == n0:  # holding: n0 serves throughout, from the backlog there is now
             late = sum(
                 self._weights[i]
-                * self._late(i, outlook.backlog + self._arrived[i] - held * times[i],
-                             latency * held, held)
-                for i in range(len(times))
+                * self._late(
+                    i, outlook.backlog + self._arrived[i] - held * times[i], latency * held, held
+                )
+                for i in self._weighted
             )
             left = outlook.backlog + self._by_horizon - held * self.horizon
             operator_seconds, operation, final = n0 * self.horizon, 0.0, held
@@ -226,6 +234,8 @@ class Pricer:
             capacity = operators * c
             late = self._before
             for i, left_share in zip(_IN_RESTART, _PAUSE_LEFT, strict=True):
+                if outlook.restart == 0.0:
+                    break
                 room = latency - outlook.restart * left_share
                 mean = self._found + self._arrived[i] - self._by_landing
                 share = _ndtr((mean - room * capacity) / self._spread[i]) if room > 0 else 1.0
@@ -245,7 +255,11 @@ class Pricer:
         operator_cost = prices.operator * operator_seconds
         late_cost = prices.late * late
         return Terms(
-            operators, operator_cost, late, late_cost, operation,
+            operators,
+            operator_cost,
+            late,
+            late_cost,
+            operation,
             operator_cost + late_cost + operation,
         )
 
