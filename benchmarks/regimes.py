@@ -1,16 +1,18 @@
 """The default against every baseline across actuation regimes, and the price it is run at.
 
     .venv/bin/steadyscale compare --trace ../shared/data/traces/*.csv --seeds 6 \\
-        --pause P --delay D --out out/regimes/pP_dD          # once per regime (below)
+        --pause P --delay D --policy <every label but steadyscale> --out out/regimes/pP_dD
     .venv/bin/python -m benchmarks.regimes                    # the standing, per regime
-    .venv/bin/python -m benchmarks.regimes --resimulate       # the default run again (this code)
+    .venv/bin/python -m benchmarks.regimes --set late_price=200
     .venv/bin/python -m benchmarks.regimes --sweep --plot docs/img/price_sweep.png
 
 Regimes, (pause s, delay s): (4, 0), (8, 0), (12, 0), (8, 5), (8, 30), (20, 30), (30, 60),
 (60, 120): a restart of ``pause`` seconds with nothing processed after each operation lands,
 ``delay`` seconds after it is decided (issue 30). ``steadyscale compare`` stores every run of
-every policy under ``out/regimes/pP_dD/compare.csv``; a regime whose folder is missing is
-skipped and named.
+every baseline under ``out/regimes/pP_dD/compare.csv`` (benchmarks/regimes.sh runs the eight);
+a regime whose folder is missing is skipped and named. The default is simulated here, by the
+code as it is, on the HPA's cells: so a change to the decision core is measured without
+running the baselines again.
 
 Per regime and per seed set (1-3, 4-6: the prices and the restart prior were chosen on seed 1
 of three workloads, ``scaling.policy``), it prints in how many cells (workload × SNR, means over
@@ -22,8 +24,7 @@ the seeds) the default ``steadyscale``
   most the HPA's;
 
 with cost = operator-seconds + 30 × operations + price × SLA seconds (DESIGN.md), and the SLA
-seconds summed over cells. ``--resimulate`` runs the default again on the stored cells with the
-code as it is now (its rows replace the stored ones); ``--set NAME=VALUE`` changes its settings
+seconds summed over cells. ``--set NAME=VALUE`` changes the default's settings
 (``scaling.baselines.ScalerPolicy``), e.g. ``--set late_price=200``.
 
 ``--sweep`` draws, per regime, the default's operator-seconds against its SLA seconds (summed
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -44,7 +46,7 @@ from typing import Any
 
 from benchmarks.compare_knobs import default_cells, stored_runs
 from simulator.experiments.cells import summarize
-from simulator.experiments.compare import run_compare_cell
+from simulator.experiments.compare import baselines, run_compare_cell
 
 REGIMES = ((4, 0), (8, 0), (12, 0), (8, 5), (8, 30), (20, 30), (30, 60), (60, 120))
 SEED_SETS = {"seeds 1-3": (1, 2, 3), "seeds 4-6": (4, 5, 6)}
@@ -103,16 +105,20 @@ def folder(root: Path, regime: tuple[int, int]) -> Path:
     return root / f"p{regime[0]}_d{regime[1]}"
 
 
-def resimulated(
-    runs: Sequence[dict[str, Any]],
-    settings: Mapping[str, Any],
-    traces: Path,
-    regime: tuple[int, int],
-    pool: ProcessPoolExecutor,
+def with_default(
+    runs: Sequence[dict[str, Any]], settings: Mapping[str, Any], traces: Path,
+    regime: tuple[int, int], pool: ProcessPoolExecutor,
 ) -> list[dict[str, Any]]:
-    """``runs`` with the default's rows simulated again by this code, with ``settings``."""
-    cells = default_cells(runs, settings, traces, float(regime[0]), float(regime[1]))
-    rows = list(pool.map(run_compare_cell, cells, chunksize=8))
+    """``runs`` with the default simulated by this code on the HPA's cells (its spec from
+    ``compare.baselines``, updated with ``settings``), in place of any stored default."""
+    spec = {**baselines()[DEFAULT], **settings}
+    cells = [
+        dataclasses.replace(cell, policy=DEFAULT, policy_spec=spec)
+        for cell in default_cells(
+            runs, {}, traces, float(regime[0]), float(regime[1]), policy="hpa"
+        )
+    ]
+    rows = list(pool.map(run_compare_cell, cells, chunksize=4))
     return [run for run in runs if run["policy"] != DEFAULT] + rows
 
 
@@ -134,7 +140,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--root", type=Path, default=Path("out/regimes"))
     parser.add_argument("--traces", type=Path, default=Path("../shared/data/traces"))
-    parser.add_argument("--resimulate", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--plot", type=Path)
@@ -149,9 +154,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             if not (path / "compare.csv").exists():
                 print(f"pause {regime[0]} s, delay {regime[1]} s: no run in {path}, skipped")
                 continue
-            runs = stored_runs(path)
-            if args.resimulate or settings:
-                runs = resimulated(runs, settings, args.traces, regime, pool)
+            runs = with_default(stored_runs(path), settings, args.traces, regime, pool)
             for label, seeds in SEED_SETS.items():
                 chosen = [run for run in runs if int(run["seed"]) in seeds]
                 if not chosen:
@@ -195,7 +198,7 @@ def sweep(
     """The default's curve over ``LATE_PRICES``, the HPA's over ``HPA_TARGETS``, the others."""
     default = []
     for price in LATE_PRICES:
-        rows = resimulated(runs, {"late_price": price}, traces, regime, pool)
+        rows = with_default(runs, {"late_price": price}, traces, regime, pool)
         default.append((price, *totals([r for r in rows if r["policy"] == DEFAULT])))
     hpa = [
         (target, *totals(hpa_rows(runs, target, traces, regime, pool))) for target in HPA_TARGETS

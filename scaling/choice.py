@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Any
 
-from scaling.cost import Outlook, Pricer, Terms
+from scaling.cost import AFTER, Outlook, Pricer, Terms
 from scaling.policy import ThresholdPolicy
 
 # Most counts priced per decision (each a few microseconds): bounds the work per sample when a
@@ -59,40 +59,51 @@ class Choice:
         }
 
 
-def first_guess(outlook: Outlook, capacity: float) -> int:
-    """Where the search starts: the count the level needs once an operation lands, one more.
+def guesses(outlook: Outlook, capacity: float) -> tuple[int, int]:
+    """Where the search starts: the count the level needs once an operation lands, one more;
+    and the count that also drains, within the horizon after landing, the backlog the operation
+    finds and its restart piles up (the far side of a plateau where every count near the level
+    is late for the whole horizon).
 
     >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0,
     ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
-    >>> first_guess(calm, 50.0)
-    9
+    >>> guesses(calm, 50.0), guesses(dataclasses.replace(calm, backlog=1e6), 50.0)
+    ((9, 9), (9, 75))
     """
     ahead = outlook.landing + outlook.restart
     rate = outlook.level + max(outlook.excess, 0.0) + max(outlook.slope, 0.0) * ahead
-    return max(math.ceil(rate / capacity), 0) + 1
+    need = max(math.ceil(rate / capacity), 0) + 1
+    found = outlook.backlog + rate * ahead
+    return need, max(math.ceil((rate + found / AFTER) / capacity), need)
 
 
-def cheapest_change(pricer: Pricer, start: int, running: int) -> int:
-    """The count of least cost among those other than ``running`` (an operation), walking from
-    ``start`` downhill one count at a time: the cost of an operation is unimodal in its count
-    (operator-seconds grow linearly, late seconds fall as capacity is added).
+def cheapest_change(pricer: Pricer, starts: tuple[int, int], running: int) -> int:
+    """The count of least cost among those other than ``running`` (an operation): from each
+    start (``guesses``), downhill in strides that double while the cost falls and halve when
+    it does not (a few dozen counts cover thousands). Operator-seconds grow linearly with the
+    count and late seconds fall, smoothly (``scaling.cost``); but where every count near the
+    level is late for the whole horizon the cost is flat there, which the far start sees past.
     ``MOST_CANDIDATES`` counts at most."""
 
     def total(count: int) -> float:
-        return pricer.terms(count).total
+        return pricer.terms(count).total if count >= 0 and count != running else math.inf
 
-    def step(count: int, direction: int) -> int:
-        following = count + direction
-        return following + direction if following == running else following
+    def walk(best: int) -> int:
+        if best == running:
+            best += 1
+        for direction in (1, -1):
+            stride = 1
+            while stride >= 1 and len(pricer.priced) < MOST_CANDIDATES:
+                following = best + direction * stride
+                if following == running:
+                    following += direction
+                if total(following) < total(best):
+                    best, stride = following, stride * 2
+                else:
+                    stride //= 2
+        return best
 
-    best = start if start != running else step(start, 1)
-    for direction in (1, -1):
-        while len(pricer.priced) < MOST_CANDIDATES:
-            following = step(best, direction)
-            if following < 0 or total(following) >= total(best):
-                break
-            best = following
-    return best
+    return min((walk(start) for start in dict.fromkeys(starts)), key=total)
 
 
 def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
@@ -105,14 +116,14 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
     >>> surge = Outlook(level=520.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0,
     ...                 backlog=2000.0, running=8, landing=0.0, restart=8.0)
     >>> choice = choose(surge, policy)
-    >>> choice.operators, choice.unbounded  # 16 would drain it within the latency
-    (8, 16)
+    >>> choice.operators, choice.unbounded  # 18 would drain it soon after the restart
+    (8, 18)
     """
     pricer = Pricer(outlook, policy.prices)
     running = outlook.running
-    start = first_guess(outlook, policy.capacity)
+    starts = guesses(outlook, policy.capacity)
     if policy.late_probability is None:
-        change = cheapest_change(pricer, start, running)
+        change = cheapest_change(pricer, starts, running)
         unbounded = min((change, running), key=lambda count: pricer.terms(count).total)
         bounded = [policy.clamp(change)]
         if policy.clamp(running) == running:
@@ -120,17 +131,21 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
         chosen = min(bounded, key=lambda count: pricer.terms(count).total)
         return Choice(chosen, unbounded, pricer)
     allowed = policy.late_probability * pricer.horizon
-    counts = range(max(start - 4, 0), start + MOST_CANDIDATES // 2)
-    within = [n for n in {*counts, running} if pricer.terms(n).late_seconds <= allowed]
+    low = max(starts[0] - 4, 0)
+    counts = {*range(low, max(starts[1], low + 8) + 1), running}
+    if len(counts) > MOST_CANDIDATES:  # a huge backlog: every few counts
+        step = math.ceil(len(counts) / MOST_CANDIDATES)
+        counts = {*range(low, max(counts) + 1, step), running, starts[1]}
 
-    def best(candidates: list[int]) -> int:
-        if not candidates:  # none within: the least late
-            return min({*counts, running}, key=lambda n: pricer.terms(n).late_seconds)
-        return min(candidates, key=lambda n: pricer.terms(n).total)
+    def best(candidates: set[int]) -> int:
+        """The cheapest within the share, else the least late."""
+        within = [n for n in candidates if pricer.terms(n).late_seconds <= allowed]
+        if not within:
+            return min(candidates, key=lambda n: pricer.terms(n).late_seconds)
+        return min(within, key=lambda n: pricer.terms(n).total)
 
-    unbounded = best(within)
-    chosen = best([n for n in within if policy.clamp(n) == n] or [policy.clamp(unbounded)])
-    return Choice(chosen, unbounded, pricer)
+    within_bounds = {policy.clamp(n) for n in counts} - ({running} - {policy.clamp(running)})
+    return Choice(best(within_bounds), best(counts), pricer)
 
 
 __all__ = ["Choice", "Terms", "choose"]

@@ -22,8 +22,10 @@ reflected Brownian motion with drift :math:`m = \\lambda - C` started at :math:`
 whose :math:`t \\to \\infty` limit, :math:`e^{2 m x / \\sigma^2}` for :math:`m < 0`, is the
 stationary chance of a delay over :math:`L` (the headroom's tail). Within a restart nothing is
 served: a record is late once the pause left plus the backlog at the new capacity exceeds
-:math:`L`, a normal tail. :math:`s_t^2 = \\sigma^2 t + s_\\mu^2 t^2` adds the level's own
-standard error :math:`s_\\mu` (the level is a rate the filter estimated, not the truth). The
+:math:`L`, a normal tail. :math:`s_t^2 = \\sigma^2 t + s_\\mu^2 \\min(t, D + P + E)^2` adds the
+level's own standard error :math:`s_\\mu` (the level is a rate the filter estimated, not the
+truth) until a decision made once the filter has followed the level (``EXCESS`` = E seconds)
+could land and correct the count. The
 arrival rate follows the level's slope :math:`g` until an operation decided now could land,
 :math:`D + P`, and stays there after (a later decision can follow further).
 
@@ -47,27 +49,11 @@ AFTER = 300.0
 # about that long, whether it turns out to be a change (the level then takes it over) or a
 # spike (it ends).
 EXCESS = 15.0
-# The points the integrals are summed over: two in the actuation delay, two in the restart, five
-# after landing (finer first, where the restart's backlog drains). A point's time is
-# landing × a + restart × b + AFTER × d for its shares (a, b, d) in _SHARES; its weight likewise.
+# The intervals after an operation lands, as shares of AFTER: finer first, where the restart's
+# backlog drains.
 _AFTER_EDGES = (0.0, 0.05, 0.15, 0.35, 0.65, 1.0)
-_SHARES = [
-    (0.25, 0.0, 0.0),
-    (0.75, 0.0, 0.0),
-    (1.0, 0.25, 0.0),
-    (1.0, 0.75, 0.0),
-    *((1.0, 1.0, (low + high) / 2.0) for low, high in zip(_AFTER_EDGES, _AFTER_EDGES[1:])),
-]
-_WEIGHTS = [
-    (0.5, 0.0, 0.0),
-    (0.5, 0.0, 0.0),
-    (0.0, 0.5, 0.0),
-    (0.0, 0.5, 0.0),
-    *((0.0, 0.0, high - low) for low, high in zip(_AFTER_EDGES, _AFTER_EDGES[1:])),
-]
-_IN_DELAY, _IN_RESTART, _IN_AFTER = (0, 1), (2, 3), (4, 5, 6, 7, 8)
-_PAUSE_LEFT = (0.75, 0.25)  # seconds of the pause left at each restart point, shares of it
 _SQRT_HALF = math.sqrt(0.5)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 _NEGLIGIBLE = -40.0  # ln of a probability too small to move a cost (4e-18)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -149,16 +135,21 @@ class Terms:
 
 
 class Pricer:
-    """Prices counts for one outlook: what every count shares (the points, the arrivals, the
-    delay before an operation lands, holding the running count) is worked out once, and each
-    count's terms once (``terms``).
+    """Prices counts for one outlook: what every count shares (the intervals, the arrivals, the
+    delay before an operation lands) is worked out once, and each count's terms once (``terms``).
+
+    The horizon is cut into intervals: two in the actuation delay, two in the restart, five
+    after it (``_AFTER_EDGES``). Within one, the mean backlog and the backlog at which a record
+    is late are linear in time and the spread is taken at its middle, so the chance of being
+    late integrates exactly (``_integral``): smooth in the count, with no steps for a search
+    to stall on. The reflection's term is taken at the middle.
 
     >>> prices = Prices(capacity=50.0, latency=10.0, operator=1.0, late=50.0, operation=30.0)
     >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=60.0**2,
     ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
     >>> pricer = Pricer(calm, prices)
     >>> [round(pricer.terms(n).total) for n in (7, 8, 9)]  # 7 falls behind; 9 costs an operator
-    [31334, 2464, 2802]
+    [31302, 2464, 2802]
     """
 
     def __init__(self, outlook: Outlook, prices: Prices) -> None:
@@ -168,32 +159,31 @@ class Pricer:
         landing, restart = outlook.landing, outlook.restart
         self._ahead = ahead = landing + restart  # the level's slope is followed until then
         self.horizon = ahead + AFTER
-        self._times = [landing * a + restart * b + AFTER * d for a, b, d in _SHARES]
-        self._weights = [landing * a + restart * b + AFTER * d for a, b, d in _WEIGHTS]
-        self._weighted = [i for i, weight in enumerate(self._weights) if weight > 0.0]
-        self._arrived = [_arrived(outlook, t, ahead) for t in self._times]
-        self._rate = [_rate(outlook, t, ahead) for t in self._times]
-        error2 = outlook.level_error**2
+        delay = [landing / 2.0, landing] if landing > 0.0 else []
+        pause = [landing + restart / 2.0, ahead] if restart > 0.0 else []
+        after = [ahead + AFTER * share for share in _AFTER_EDGES[1:]]
+        self._edges = [0.0, *delay, *pause, *after]
+        self._kinds = ["delay"] * len(delay) + ["restart"] * len(pause) + ["after"] * len(after)
+        middles = [
+            (low + high) / 2.0 for low, high in zip(self._edges, self._edges[1:], strict=False)
+        ]
+        self._middles = middles
+        self._arrived = [_arrived(outlook, t, ahead) for t in self._edges]
+        self._arrived_middle = [_arrived(outlook, t, ahead) for t in middles]
+        self._rate = [_rate(outlook, t, ahead) for t in middles]
+        # The level's error is borne until a decision made once the filter knows the level
+        # better could land: then a wrong count can be corrected, at an operation's cost.
+        error2, known = outlook.level_error**2, ahead + EXCESS
         self._spread = [
-            math.sqrt(self._variance * t + error2 * t * t) + 1e-9 * c for t in self._times
+            math.sqrt(self._variance * t + error2 * min(t, known) ** 2) + 1e-9 * c for t in middles
         ]
         self._by_landing = _arrived(outlook, landing, ahead)
-        self._by_horizon = _arrived(outlook, self.horizon, ahead)
+        self._by_ahead = _arrived(outlook, ahead, ahead)
+        self._by_horizon = self._arrived[-1]
         self._final_rate = _rate(outlook, self.horizon, ahead)
         held = outlook.running * c
         self._found = max(outlook.backlog + self._by_landing - held * landing, 0.0)
-        # Late seconds before an operation lands: the running count serves, as when holding.
-        self._before = sum(
-            self._weights[i]
-            * self._late(
-                i,
-                outlook.backlog + self._arrived[i] - held * self._times[i],
-                prices.latency * held,
-                held,
-            )
-            for i in _IN_DELAY
-            if landing > 0.0
-        )
+        self._before = self._late(held, held, 0.0, operation=True, until="delay")
         self.priced: dict[int, Terms] = {}  # the counts priced so far
 
     def terms(self, operators: int) -> Terms:
@@ -202,48 +192,72 @@ class Pricer:
             self.priced[operators] = self._priced(operators)
         return self.priced[operators]
 
-    def _late(self, point: int, mean: float, threshold: float, capacity: float) -> float:
-        """Harrison's chance that the backlog is over ``threshold`` at a point, served at
-        ``capacity``, its free path N(mean, spread²)."""
-        spread = self._spread[point]
-        free = _ndtr((mean - threshold) / spread)
-        drift = self._rate[point] - capacity
-        # The reflection's term, e^{2mx/σ²} Φ(...), in logs: the exponential alone overflows.
-        # Below e^-40 (or with the free term at 1) it changes nothing a decision could see.
-        exponent = 2.0 * drift * threshold / self._variance
-        if free >= 1.0 or exponent < _NEGLIGIBLE:
-            return free
-        exponent += _log_ndtr((-threshold - mean) / spread)
-        return min(free + math.exp(min(exponent, 0.0)), 1.0)
+    def _mean(
+        self, index: int, arrived: float, t: float, held: float, capacity: float, operation: bool
+    ) -> float:
+        """The mean backlog at time ``t`` (``arrived`` records by then, in interval ``index``)."""
+        if not operation or self._kinds[index] == "delay":
+            return self.outlook.backlog + arrived - held * t
+        served = capacity * max(t - self._ahead, 0.0)
+        return self._found + arrived - self._by_landing - served
+
+    def _threshold(
+        self, index: int, t: float, held: float, capacity: float, operation: bool
+    ) -> float:
+        """The backlog over which a record arriving at ``t`` is late."""
+        latency = self.prices.latency
+        if not operation or self._kinds[index] == "delay":
+            return latency * held
+        if self._kinds[index] == "restart":  # the pause left delays it too
+            return (latency - self._ahead + t) * capacity
+        return latency * capacity
+
+    def _late(
+        self, held: float, capacity: float, late: float, operation: bool, until: str | None = None
+    ) -> float:
+        """Expected late seconds over the intervals (those of kind ``until`` only, if given;
+        an operation's delay intervals are ``_before``), added to ``late``."""
+        edges, variance = self._edges, self._variance
+        for index, kind in enumerate(self._kinds):
+            if (until is not None and kind != until) or (
+                operation and until is None and kind == "delay"
+            ):
+                continue
+            low, high = edges[index], edges[index + 1]
+            spread = self._spread[index]
+            start = (
+                self._threshold(index, low, held, capacity, operation)
+                - self._mean(index, self._arrived[index], low, held, capacity, operation)
+            ) / spread
+            end = (
+                self._threshold(index, high, held, capacity, operation)
+                - self._mean(index, self._arrived[index + 1], high, held, capacity, operation)
+            ) / spread
+            late += (high - low) * _integral(start, end)
+            if operation and kind == "restart":
+                continue  # nothing is served: no reflection at 0
+            served = held if not operation or kind == "delay" else capacity
+            middle = self._middles[index]
+            threshold = self._threshold(index, middle, held, capacity, operation)
+            exponent = 2.0 * (self._rate[index] - served) * threshold / variance
+            if exponent < _NEGLIGIBLE:
+                continue
+            mean = self._mean(index, self._arrived_middle[index], middle, held, capacity, operation)
+            exponent += _log_ndtr((-threshold - mean) / spread)
+            late += (high - low) * math.exp(min(exponent, 0.0))
+        return late
 
     def _priced(self, operators: int) -> Terms:
         outlook, prices = self.outlook, self.prices
-        c, latency, times = prices.capacity, prices.latency, self._times
+        c, latency = prices.capacity, prices.latency
         n0, held = outlook.running, outlook.running * prices.capacity
         if operators == n0:  # holding: n0 serves throughout, from the backlog there is now
-            late = sum(
-                self._weights[i]
-                * self._late(
-                    i, outlook.backlog + self._arrived[i] - held * times[i], latency * held, held
-                )
-                for i in self._weighted
-            )
+            late = min(self._late(held, held, 0.0, operation=False), self.horizon)
             left = outlook.backlog + self._by_horizon - held * self.horizon
             operator_seconds, operation, final = n0 * self.horizon, 0.0, held
         else:  # an operation: n0 until it lands, nothing during the restart, the count after
             capacity = operators * c
-            late = self._before
-            for i, left_share in zip(_IN_RESTART, _PAUSE_LEFT, strict=True):
-                if outlook.restart == 0.0:
-                    break
-                room = latency - outlook.restart * left_share
-                mean = self._found + self._arrived[i] - self._by_landing
-                share = _ndtr((mean - room * capacity) / self._spread[i]) if room > 0 else 1.0
-                late += self._weights[i] * share
-            for i in _IN_AFTER:
-                served = capacity * (times[i] - self._ahead)
-                mean = self._found + self._arrived[i] - self._by_landing - served
-                late += self._weights[i] * self._late(i, mean, latency * capacity, capacity)
+            late = min(self._late(held, capacity, self._before, operation=True), self.horizon)
             left = self._found + self._by_horizon - self._by_landing - capacity * AFTER
             operator_seconds = n0 * outlook.landing + operators * (outlook.restart + AFTER)
             operation, final = prices.operation, capacity
@@ -262,6 +276,24 @@ class Pricer:
             operation,
             operator_cost + late_cost + operation,
         )
+
+
+def _integral(start: float, end: float) -> float:
+    """The mean of Φ(-u) over u linear from ``start`` to ``end``: the share of an interval in
+    which the backlog is over its threshold by ``-u`` spreads. With G(u) = uΦ(-u) - φ(u),
+    d G / du = -Φ(-u), so the mean is (G(end) - G(start)) / (end - start).
+
+    >>> round(_integral(-3.0, 3.0), 6), round(_integral(1.0, 1.0), 4)
+    (0.5, 0.1587)
+    """
+    if abs(end - start) < 1e-9:
+        return _ndtr(-start)
+    return (_antiderivative(end) - _antiderivative(start)) / (end - start)
+
+
+def _antiderivative(u: float) -> float:
+    """G(u) = uΦ(-u) - φ(u), whose derivative is -Φ(-u)."""
+    return u * _ndtr(-u) - math.exp(-0.5 * u * u) / _SQRT_2PI
 
 
 def _ndtr(z: float) -> float:

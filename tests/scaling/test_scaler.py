@@ -364,12 +364,14 @@ def test_reason_codes_of_a_stage_reporting_its_backlog() -> None:
     assert [d.code for d in warm[:8]] == ["WarmingUp"] * 8
     assert all(d.operators == 8 and "warms up" in d.reason for d in warm[:8])
     assert warm[8].code != "WarmingUp" and warm[8].explain["model"] == "cost"  # type: ignore[index]
-    # ScaledUp, then HeldForCost: the level alone needs 11, but dropping from 15 restarts.
+    # ScaledUp, then HeldForCost: the level alone needs 11, but dropping from 32 restarts. (32:
+    # the assumed 20 s restart is longer than the 10 s latency, and the more run after it, the
+    # sooner the backlog it piles up is served: by the simulator's latency, fewer late seconds.)
     scaler = Scaler(make_filter("raw"), POLICY, operators=8)
     up = scaler.observe(SURGE[0], 0.0, backlog=SURGE[1])
-    assert (up.operators, up.code, up.action) == (15, "ScaledUp", "up")
+    assert (up.operators, up.code, up.action) == (32, "ScaledUp", "up")
     held = scaler.observe(SURGE[0], 100.0, backlog=0.0)
-    assert (held.operators, held.code) == (15, "HeldForCost") and POLICY.needed(520.0) == 11
+    assert (held.operators, held.code) == (32, "HeldForCost") and POLICY.needed(520.0) == 11
     # Steady: the level needs the count that runs, and it is the cheapest.
     steady = Scaler(make_filter("raw"), POLICY, operators=8).observe(380.0, 0.0, backlog=0.0)
     assert (steady.operators, steady.code) == (8, "Steady")
@@ -385,12 +387,14 @@ def test_limited_by_bound_names_the_cheapest_count() -> None:
     capped = ThresholdPolicy(capacity=50.0, max_operators=12)
     decision = Scaler(make_filter("raw"), capped, operators=8).observe(520.0, 0.0, backlog=2000.0)
     assert (decision.operators, decision.code) == (12, "LimitedByBound")
-    assert decision.explain is not None and decision.explain["unbounded"] == 15
-    assert decision.reason.endswith("; 15 is cheapest, limited by max_operators")
+    assert decision.explain is not None and decision.explain["unbounded"] == 32
+    assert decision.reason.endswith("; 32 is cheapest, limited by max_operators")
     assert_reason_is_true(decision)
     floor = ThresholdPolicy(capacity=50.0, min_operators=20)
     raised = Scaler(make_filter("raw"), floor, operators=10).observe(380.0, 0.0, backlog=0.0)
-    assert (raised.operators, raised.code) == (20, "LimitedByBound")
+    # Holding 10 is cheapest but below the bound: the cheapest operation within it, 23 (more
+    # than 20 serve the backlog the 20 s restart piles up sooner).
+    assert (raised.operators, raised.code) == (23, "LimitedByBound")
     assert raised.reason.endswith("; 10 is cheapest, limited by min_operators")
     assert_reason_is_true(raised)
 
@@ -399,24 +403,24 @@ def test_limited_by_guard_with_a_cooldown() -> None:
     guards = [make_guard("cooldown", up=60.0)]
     scaler = Scaler(make_filter("raw"), POLICY, guards, operators=8)
     first = scaler.observe(520.0, 0.0, backlog=2000.0)
-    assert (first.operators, first.code) == (15, "ScaledUp")
-    # 10 s later the cost model wants more than 15, the cooldown holds it.
-    second = scaler.observe(900.0, 10.0, backlog=9000.0)
-    assert cost_rows(second) and second.explain["unbounded"] > 15  # type: ignore[index]
-    assert (second.operators, second.code) == (15, "LimitedByGuard")
+    assert (first.operators, first.code) == (32, "ScaledUp")
+    # 10 s later the cost model wants more than 32, the cooldown holds it.
+    second = scaler.observe(2000.0, 10.0, backlog=30000.0)
+    assert cost_rows(second) and second.explain["unbounded"] > 32  # type: ignore[index]
+    assert (second.operators, second.code) == (32, "LimitedByGuard")
     assert "held by cooldown: last scale-up 10 s ago < 60 s" in second.reason
 
 
 def test_waiting_to_land_while_the_running_count_lags_the_decision() -> None:
     scaler = Scaler(make_filter("raw"), POLICY, operators=8)
     decided = scaler.observe(520.0, 0.0, backlog=2000.0, running=8)
-    assert (decided.operators, decided.code) == (15, "ScaledUp")
-    for t in (1.0, 2.0):  # still 8 running: the decided 15 is asked for again
+    assert (decided.operators, decided.code) == (32, "ScaledUp")
+    for t in (1.0, 2.0):  # still 8 running: the decided 32 is asked for again
         waiting = scaler.observe(520.0, t, backlog=2000.0, running=8)
-        assert (waiting.previous, waiting.operators, waiting.code) == (8, 15, "WaitingToLand")
+        assert (waiting.previous, waiting.operators, waiting.code) == (8, 32, "WaitingToLand")
         assert waiting.action == "up"
     assert scaler.state_dict()["decided_at"] == 0.0
-    landed = scaler.observe(520.0, 3.0, backlog=2000.0, running=15)
+    landed = scaler.observe(520.0, 3.0, backlog=2000.0, running=32)
     assert landed.code != "WaitingToLand" and scaler.state_dict()["decided_at"] is None
     assert scaler.state_dict()["actuations"] == [[3.0, 2.0]]  # landed between 2 and 3
 
