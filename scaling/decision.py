@@ -107,3 +107,18 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
         where += f", lands in {inputs['landing']:g} s"
     head = f"{operators}: expected cost {chosen['total']:.0f} ({chosen['late_seconds']:.1f} late s)"
     return " ".join([head, *others]) + f"; {where}"
+
+
+def reason_code(
+    operators: int, previous: int, pending: bool, needed: int, guarded: bool, bounded: bool
+) -> str:
+    """The reason code (``scaling.decision.CODES``): the first that applies."""
+    if guarded:
+        return "LimitedByGuard"
+    if bounded:
+        return "LimitedByBound"
+    if pending:
+        return "WaitingToLand"
+    if operators != previous:
+        return "ScaledUp" if operators > previous else "ScaledDown"
+    return "Steady" if needed == previous else "HeldForCost"

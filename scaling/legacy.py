@@ -66,9 +66,20 @@ def mapped_settings(settings: dict[str, Any]) -> dict[str, Any]:
     utilisation = settings.get("utilisation", 1.0)
     if utilisation != 1.0:
         capacity = settings.get("capacity")
-        if not isinstance(capacity, int | float) or not isinstance(utilisation, int | float):
+        if not (
+            isinstance(capacity, int | float)
+            and isinstance(utilisation, int | float)
+            and 0 < utilisation <= 1
+        ):
             reject("Scaler", "policy.utilisation", utilisation, "a number in (0, 1] with capacity")
         mapped["capacity"] = float(capacity) * float(utilisation)
     if "risk" in settings:
+        if settings.get("late_probability") is not None:
+            reject(
+                "Scaler",
+                "policy.risk",
+                settings["risk"],
+                "risk maps to late_probability, which the spec states too: keep one",
+            )
         mapped["late_probability"] = settings["risk"]
     return mapped

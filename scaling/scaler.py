@@ -11,11 +11,12 @@ from filters import Denoiser, make_filter
 from filters.base import check_number, reject
 from scaling.choice import Choice, choose
 from scaling.cost import EXCESS, Outlook
-from scaling.decision import Action, Decision, cost_reason
+from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard, make_guard
+from scaling.limits import through_guards, within_bounds
 from scaling.measure import smoothed_slope
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
-from scaling.scaler_state import checked
+from scaling.scaler_state import checked, optional
 from scaling.watch import Watch
 
 _SPEC_KEYS = {"filter", "policy", "guards"}
@@ -198,10 +199,12 @@ class Scaler:
         )
 
     def _filter(self, volume: float, t: float) -> float:
-        """The level after a sample; its slope."""
+        """The level after a sample; its slope and the samples' excess over it, from the end of
+        the filter's warm-up (its first outputs are no level yet: they would read as a ramp)."""
         level = self._filtered
         filtered = self.filter.update(volume)
-        if level is not None and self._last_t is not None:
+        warm = not self.filter.reports_spread or self.filter.spread is not None
+        if warm and level is not None and self._last_t is not None:
             elapsed = t - self._last_t
             self._slope = smoothed_slope(self._slope, filtered - level, elapsed)
             weight = -math.expm1(-elapsed / EXCESS)
@@ -213,20 +216,22 @@ class Scaler:
         self, filtered: float, previous: int, t: float
     ) -> tuple[int, str, str, dict[str, Any]]:
         """A volume alone: the paper's threshold, then the guards, then the bounds."""
-        policy = self.policy
+        policy, spread = self.policy, self.filter.spread
         needed = policy.needed(filtered)
         relation = ">" if needed > previous else "<" if needed < previous else "="
         reasons = [f"filtered {filtered:.1f} needs {needed} {relation} {previous}"]
-        target, given = self._guarded(needed, previous, filtered, t, reasons, every=True)
+        target, given = through_guards(
+            self.guards, needed, previous, filtered, t, policy, spread, reasons, every=True
+        )
         explain = {
             "model": "threshold",
-            "inputs": {"filtered": filtered, "spread": self.filter.spread},
+            "inputs": {"filtered": filtered, "spread": spread},
             "needed": needed,
         }
-        operators = self._bounded(target, previous, t, reasons, given)
+        operators = within_bounds(policy, target, previous, t, reasons, given)
         unbounded = math.ceil(filtered / policy.capacity - ROUNDING_TOLERANCE)
         bounded = operators != target or needed != unbounded
-        code = _code(operators, previous, False, needed, target != needed, bounded)
+        code = reason_code(operators, previous, False, needed, target != needed, bounded)
         return operators, code, "; ".join(reasons), explain
 
     def _cost(
@@ -258,59 +263,23 @@ class Scaler:
         if choice.unbounded != choice.operators:
             bound = "max_operators" if choice.unbounded > choice.operators else "min_operators"
             reasons.append(f"{choice.unbounded} is cheapest, limited by {bound}")
-        target, given = self._guarded(choice.operators, previous, filtered, t, reasons, every=False)
-        operators = self._bounded(target, previous, t, reasons, given)
+        target, given = through_guards(
+            self.guards,
+            choice.operators,
+            previous,
+            filtered,
+            t,
+            policy,
+            spread,
+            reasons,
+            every=False,
+        )
+        operators = within_bounds(policy, target, previous, t, reasons, given)
         bounded = operators != target or choice.unbounded != choice.operators
         pending = self.watch.decided_at is not None and operators == decided != previous
         guarded = target != choice.operators
-        code = _code(operators, previous, pending, policy.needed(filtered), guarded, bounded)
+        code = reason_code(operators, previous, pending, policy.needed(filtered), guarded, bounded)
         return operators, code, "; ".join(reasons), explain
-
-    def _guarded(
-        self,
-        target: int,
-        previous: int,
-        filtered: float,
-        t: float,
-        reasons: list[str],
-        every: bool,
-    ) -> tuple[int, list[tuple[Guard, int]]]:
-        """``target`` through the guards (``every``: also those deciding from the spread), and
-        what each was given."""
-        given: list[tuple[Guard, int]] = []
-        for guard in self.guards:
-            if not every and guard.needs_spread:
-                continue
-            given.append((guard, target))
-            target, reason = guard.apply(
-                target,
-                current=previous,
-                filtered=filtered,
-                t=t,
-                policy=self.policy,
-                spread=self.filter.spread,
-            )
-            if reason is not None:
-                reasons.append(reason)
-        return target, given
-
-    def _bounded(
-        self,
-        target: int,
-        previous: int,
-        t: float,
-        reasons: list[str],
-        given: list[tuple[Guard, int]],
-    ) -> int:
-        """``target`` within the bounds; each guard told what happened."""
-        operators = self.policy.clamp(target)
-        if operators > target:
-            reasons.append(f"raised to min_operators={operators}")
-        elif operators < target:
-            reasons.append(f"lowered to max_operators={operators}")
-        for guard, guard_target in given:
-            guard.record(previous, operators, t, target=guard_target)
-        return operators
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -393,28 +362,9 @@ class Scaler:
         for part, part_state in parts:
             part.load_state_dict(part_state)
         self._operators = int(state["operators"])
-        self._last_t = _optional(state["t"])
+        self._last_t = optional(state["t"])
         self._interval = float(state["interval"])
-        self._filtered = _optional(state["filtered"])
+        self._filtered = optional(state["filtered"])
         self._slope = float(state["slope"])
         self._excess = float(state["excess"])
         self.watch.load_state_dict(state)
-
-
-def _optional(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _code(
-    operators: int, previous: int, pending: bool, needed: int, guarded: bool, bounded: bool
-) -> str:
-    """The reason code (``scaling.decision.CODES``): the first that applies."""
-    if guarded:
-        return "LimitedByGuard"
-    if bounded:
-        return "LimitedByBound"
-    if pending:
-        return "WaitingToLand"
-    if operators != previous:
-        return "ScaledUp" if operators > previous else "ScaledDown"
-    return "Steady" if needed == previous else "HeldForCost"

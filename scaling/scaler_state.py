@@ -75,3 +75,8 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     if state["running"] is not None:
         check_number("Scaler", "running", state["running"], minimum=0, integer=True)
     return state
+
+
+def optional(value: Any) -> float | None:
+    """``value`` as a float, or ``None``: a stored state's optional times and durations."""
+    return None if value is None else float(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scaling.measure import CAP, estimate, recorded, restarting
+from scaling.scaler_state import optional
 
 
 class Watch:
@@ -119,12 +120,8 @@ class Watch:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Take a state checked by ``scaling.scaler_state.checked``."""
         self._running = None if state["running"] is None else int(state["running"])
-        self.decided_at = _optional(state["decided_at"])
-        self._changed_at = _optional(state["changed_at"])
-        self._restart_now = _optional(state["restart_now"])
+        self.decided_at = optional(state["decided_at"])
+        self._changed_at = optional(state["changed_at"])
+        self._restart_now = optional(state["restart_now"])
         self._restarts = [[float(a), float(b)] for a, b in state["restarts"]]
         self._actuations = [[float(a), float(b)] for a, b in state["actuations"]]
-
-
-def _optional(value: Any) -> float | None:
-    return None if value is None else float(value)

@@ -105,3 +105,11 @@ def test_an_old_spec_builds_a_scaler_whose_spec_is_the_mapped_one() -> None:
     rows = {row["operators"]: row for row in (last.explain or {})["candidates"]}
     assert rows[2]["total"] < rows[3]["total"] and rows[2]["late_cost"] == 0.0
     assert rows[2]["late_seconds"] > 0.01 * (last.explain or {})["horizon"]
+
+
+def test_a_risk_beside_a_late_probability_or_a_utilisation_over_1_is_refused() -> None:
+    both = {"capacity": 50.0, "risk": 0.01, "late_probability": 0.2}
+    with pytest.raises(ValueError, match=r"policy\.risk=0\.01 .*keep one"):
+        mapped_settings(both)
+    with pytest.raises(ValueError, match=r"policy\.utilisation=1\.5 .*\(0, 1\]"):
+        mapped_settings({"capacity": 50.0, "utilisation": 1.5})
