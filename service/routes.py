@@ -41,6 +41,7 @@ from service.models import (
     StreamList,
     StreamOut,
 )
+from service.pull.runner import Pull, get_pull
 from service.store import StorageUnavailable, StoredStream
 from service.streams import StreamService
 
@@ -57,6 +58,7 @@ async def get_metrics(request: Request) -> Metrics:
 
 StreamsDep = Annotated[StreamService, Depends(get_streams)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+PullDep = Annotated[Pull, Depends(get_pull)]
 StreamId = Annotated[
     str, Path(pattern=STREAM_ID_PATTERN, description=f"The stream's id: {STREAM_ID_ALLOWED}.")
 ]
@@ -198,6 +200,7 @@ async def put_stream(
     stream_id: StreamId,
     config: StreamConfig,
     streams: StreamsDep,
+    pull: PullDep,
     response: Response,
     reset: Annotated[
         bool,
@@ -209,16 +212,20 @@ async def put_stream(
 ) -> StreamOut:
     """Create the stream (201). The same configuration again changes nothing (200); another
     one replaces the stream, state and history afresh, only with ``reset=true`` (200), else
-    409."""
+    409. A ``source`` is checked against Prometheus first (422 naming the query, 503 if
+    Prometheus does not answer)."""
+    if config.source is not None:
+        await pull.check(config.source)
     stream, outcome = await run_in_threadpool(streams.put, stream_id, config, reset=reset)
     response.status_code = 201 if outcome == "created" else 200
     return _stream_out(stream)
 
 
 @api.get("/v1/streams/{stream_id}", tags=["streams"], responses=problems(404, 422))
-async def get_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
-    """The stream's configuration and where it stands."""
-    return _stream_out(await run_in_threadpool(streams.get, stream_id))
+async def get_stream(stream_id: StreamId, streams: StreamsDep, pull: PullDep) -> StreamOut:
+    """The stream's configuration and where it stands, and how polling its source goes."""
+    stream = await run_in_threadpool(streams.get, stream_id)
+    return _stream_out(stream).model_copy(update={"source_health": pull.status(stream)})
 
 
 @api.delete("/v1/streams/{stream_id}", tags=["streams"], responses=problems(404, 422))

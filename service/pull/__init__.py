@@ -1,0 +1,7 @@
+"""Pull mode: the service polls a stream's ``source`` (Prometheus) instead of taking POSTs.
+
+``spec`` (the ``source`` of a PUT body), ``settings`` (Prometheus' URL and credentials),
+``prometheus`` (one query, one number), ``sources`` (which URL, the check at PUT), ``health``
+(last success, last error, failures), ``poller`` (the loop), ``runner`` (wired into the app).
+Guide: docs/pull.md.
+"""

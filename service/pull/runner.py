@@ -1,0 +1,66 @@
+"""Pull mode in one app: the Prometheus client, the sources' health and the poller's task.
+
+``open_pull`` starts them with the app (its lifespan) and stops them with it; routes reach
+them as ``request.state.pull`` (``get_pull``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import cast
+
+import httpx
+from starlette.requests import Request
+
+from service.metrics import Metrics
+from service.pull.health import Health, SourceHealth
+from service.pull.poller import Poller
+from service.pull.prometheus import Credentials
+from service.pull.settings import PullSettings
+from service.pull.sources import check_source
+from service.pull.spec import SourceSpec
+from service.store import StoredStream
+from service.streams import StreamService
+
+
+class Pull:
+    """What the routes ask of pull mode: check a source at PUT, tell a stream's health."""
+
+    def __init__(self, settings: PullSettings, client: httpx.AsyncClient, health: Health) -> None:
+        self.settings = settings
+        self.client = client
+        self.health = health
+
+    async def check(self, source: SourceSpec) -> None:
+        """``service.pull.sources.check_source`` with this app's settings and client."""
+        await check_source(source, self.settings, self.client)
+
+    def status(self, stream: StoredStream) -> SourceHealth | None:
+        """The stream's source health; ``None`` for a stream without a source."""
+        if "source" not in stream.spec:
+            return None
+        return self.health.status(stream.id) or SourceHealth()
+
+
+@contextlib.asynccontextmanager
+async def open_pull(
+    settings: PullSettings, streams: StreamService, metrics: Metrics
+) -> AsyncIterator[Pull]:
+    """Pull mode for the app's ``streams``, polling from entry to exit."""
+    health = Health(metrics.registry, metrics.max_streams)
+    async with httpx.AsyncClient(auth=Credentials(settings)) as client:
+        poller = Poller(streams, settings, health, client)
+        task = asyncio.create_task(poller.run(), name="steadyscale-pull")
+        try:
+            yield Pull(settings, client, health)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def get_pull(request: Request) -> Pull:
+    """The app's ``Pull``, opened by its lifespan."""
+    return cast(Pull, request.state.pull)
