@@ -268,9 +268,12 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
 
 
 @api.get("/v1/streams/{stream_id}/decision", tags=["streams"], responses=problems(404, 422))
-async def latest_decision(stream_id: StreamId, streams: StreamsDep) -> DecisionOut:
-    """The stream's last decision; 404 before its first sample."""
-    return decision_out(await run_in_threadpool(streams.latest, stream_id))
+async def latest_decision(stream_id: StreamId, streams: StreamsDep, pull: PullDep) -> DecisionOut:
+    """The stream's last decision (its source's fallback while that applies); 404 before its
+    first sample."""
+    return decision_out(
+        pull.decision(stream_id, await run_in_threadpool(streams.latest, stream_id))
+    )
 
 
 @api.get(
@@ -301,11 +304,11 @@ async def history(
 
 
 @api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=problems(404, 422))
-async def metric(stream_id: StreamId, streams: StreamsDep) -> MetricOut:
+async def metric(stream_id: StreamId, streams: StreamsDep, pull: PullDep) -> MetricOut:
     """The filtered volume and operators of the last decision, for KEDA's metrics-api scaler
     (``valueLocation: value``, or ``operators``), with the backlog, running count and rate
     processed its sample reported (null where it did not); 404 before the first sample."""
-    decision = await run_in_threadpool(streams.latest, stream_id)
+    decision = pull.decision(stream_id, await run_in_threadpool(streams.latest, stream_id))
     return MetricOut(
         value=decision.filtered,
         operators=decision.operators,

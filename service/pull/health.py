@@ -26,6 +26,8 @@ import threading
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import BaseModel, Field
 
+from service.pull.spec import Fallback
+
 
 class SourceHealth(BaseModel):
     """A stream's source as its poller last saw it."""
@@ -40,8 +42,10 @@ class SourceHealth(BaseModel):
         default=None, description="Evaluation time of the last failed poll."
     )
     failures: int = Field(default=0, description="Consecutive failed polls; 0 after a success.")
-    fallback: bool = Field(
-        default=False, description="Whether the failures reached the source's fallback.failures."
+    fallback: int | None = Field(
+        default=None,
+        description="The source's fallback.operators, once the failures reached its "
+        "fallback.failures: the count decided until a poll succeeds; else null.",
     )
 
 
@@ -82,21 +86,22 @@ class Health:
     def succeeded(self, stream_id: str, t: float) -> None:
         with self._guard:
             health = self._streams.setdefault(stream_id, SourceHealth())
-            health.last_success, health.failures, health.fallback = t, 0, False
+            health.last_success, health.failures, health.fallback = t, 0, None
             if self._track(stream_id):
                 self._last_success.labels(stream_id).set(t)
                 self._consecutive.labels(stream_id).set(0)
 
     def failed(
-        self, stream_id: str, t: float, message: str, fallback_after: int | None = None
+        self, stream_id: str, t: float, message: str, fallback: Fallback | None = None
     ) -> None:
-        """Count a failed poll at evaluation time ``t``; the fallback is on once the
-        consecutive failures reach ``fallback_after``."""
+        """Count a failed poll at evaluation time ``t``; the ``fallback`` applies once the
+        consecutive failures reach its ``failures``."""
         with self._guard:
             health = self._streams.setdefault(stream_id, SourceHealth())
             health.last_error, health.last_error_at = message, t
             health.failures += 1
-            health.fallback = fallback_after is not None and health.failures >= fallback_after
+            if fallback is not None and health.failures >= fallback.failures:
+                health.fallback = fallback.operators
             if self._track(stream_id):
                 self._failures.labels(stream_id).inc()
                 self._consecutive.labels(stream_id).set(health.failures)

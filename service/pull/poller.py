@@ -150,7 +150,7 @@ class Poller:
 
     async def poll(self, stream_id: str, source: SourceSpec, at: float) -> None:
         """Query the source at evaluation time ``at`` and apply the sample; never raises."""
-        fallback = source.fallback.failures if source.fallback is not None else None
+        fallback = source.fallback
         async with self._slots:
             try:
                 base = prometheus_base(source, self._settings)

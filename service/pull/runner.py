@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
-from typing import cast
+from typing import Literal, cast
 
 import httpx
 from starlette.requests import Request
 
+from scaling import Decision
 from service.metrics import Metrics
 from service.pull.health import Health, SourceHealth
 from service.pull.poller import Poller
@@ -36,6 +38,25 @@ class Pull:
     async def check(self, source: SourceSpec) -> None:
         """``service.pull.sources.check_source`` with this app's settings and client."""
         await check_source(source, self.settings, self.client)
+
+    def decision(self, stream_id: str, decision: Decision) -> Decision:
+        """The stream's last ``decision``, or, while its source's fallback applies, the
+        fallback count in its place (said in ``reason``), as KEDA's fallback does."""
+        health = self.health.status(stream_id)
+        if health is None or health.fallback is None:
+            return decision
+        operators, last = health.fallback, decision.operators
+        action: Literal["up", "down", "none"] = (
+            "up" if operators > last else "down" if operators < last else "none"
+        )
+        reason = (
+            f"fallback: {health.failures} consecutive failed polls of the source reached "
+            f"fallback.failures, so fallback.operators={operators} applies until a poll "
+            f"succeeds (last error: {health.last_error})"
+        )
+        return dataclasses.replace(
+            decision, previous=decision.operators, operators=operators, action=action, reason=reason
+        )
 
     def status(self, stream: StoredStream) -> SourceHealth | None:
         """The stream's source health; ``None`` for a stream without a source."""

@@ -69,7 +69,7 @@ def test_a_stream_with_a_source_shows_it_and_its_health(client: TestClient) -> N
         "last_error": None,
         "last_error_at": None,
         "failures": 0,
-        "fallback": False,
+        "fallback": None,
     }
     other = {"prometheus": {"volume": "sum(rate(x[1m]))", "interval": 60}}
     assert put(client, other).status_code == 409  # another source is another configuration

@@ -11,14 +11,17 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from scaling import Scaler
+from scaling import Decision, Scaler
 from service.models import Sample, StreamConfig
 from service.pull.errors import PushRefused
 from service.pull.health import Health
 from service.pull.poller import Poller
+from service.pull.runner import Pull
 from service.pull.settings import PullSettings
+from service.pull.spec import Fallback
 from service.storage import Storage
 from service.streams import StreamService
 from tests.service.pull.fake import FakePrometheus
@@ -129,11 +132,11 @@ def test_failed_polls_store_nothing_hold_the_count_and_recover(streams: StreamSe
             prometheus.down = True
             await run(poller, clock, [START + 16, START + 17])  # one evaluation time: one failure
             state = health.status("orders")
-            assert state is not None and state.failures == 1 and not state.fallback
+            assert state is not None and state.failures == 1 and state.fallback is None
             assert state.last_error is not None and "cannot be reached" in state.last_error
             await run(poller, clock, [START + 31])
             state = health.status("orders")
-            assert state is not None and state.failures == 2 and state.fallback
+            assert state is not None and state.failures == 2 and state.fallback == 9
             assert streams.latest("orders").t == START  # the last decision holds
             prometheus.down = False
             await run(poller, clock, [START + 46])
@@ -141,7 +144,7 @@ def test_failed_polls_store_nothing_hold_the_count_and_recover(streams: StreamSe
     asyncio.run(scenario())
     assert [d.t for d in streams.history("orders", None, 100)] == [START, START + 45]
     state = health.status("orders")
-    assert state is not None and state.failures == 0 and not state.fallback
+    assert state is not None and state.failures == 0 and state.fallback is None
     assert state.last_success == START + 45 and state.last_error_at == START + 30
 
 
@@ -207,3 +210,24 @@ def test_a_deleted_stream_is_no_longer_polled(streams: StreamService) -> None:
     asyncio.run(scenario())
     assert len(prometheus.requests) == 2  # volume and backlog once; nothing after the delete
     assert health.status("orders") is None
+
+
+def test_the_fallback_count_replaces_the_decision_while_it_applies() -> None:
+    health = Health()
+    pull = Pull(SETTINGS, httpx.AsyncClient(), health)
+    last = Decision(START, 300.0, 300.0, 5, 6, "up", "filtered 300.0 needs 6 > 5")
+    fallback = Fallback(failures=2, operators=9)
+    health.failed("orders", START + 15, "connection refused", fallback)
+    assert pull.decision("orders", last) == last  # one failure: the last decision holds
+    health.failed("orders", START + 30, "connection refused", fallback)
+    replaced = pull.decision("orders", last)
+    assert (replaced.t, replaced.previous, replaced.operators, replaced.action) == (
+        START,
+        6,
+        9,
+        "up",
+    )
+    assert replaced.reason.startswith("fallback: 2 consecutive failed polls")
+    assert "connection refused" in replaced.reason
+    health.succeeded("orders", START + 45)
+    assert pull.decision("orders", last) == last
