@@ -106,6 +106,11 @@ class Health:
                 self._failures.labels(stream_id).inc()
                 self._consecutive.labels(stream_id).set(health.failures)
 
+    def adopt(self, stream_id: str, health: SourceHealth) -> None:
+        """Take the stream's health as another replica (its poller) reported it."""
+        with self._guard:
+            self._streams[stream_id] = health.model_copy()
+
     def forget(self, stream_id: str) -> None:
         """Drop the stream (deleted, or no longer polled here) and its series."""
         with self._guard:

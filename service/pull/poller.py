@@ -38,6 +38,7 @@ from service.errors import SampleConflict, ServiceError, StreamNotFound
 from service.models import Sample
 from service.pull.errors import NotPolled
 from service.pull.health import Health
+from service.pull.lease import Leases
 from service.pull.prometheus import QueryFailed, query_value
 from service.pull.settings import PullSettings
 from service.pull.sources import prometheus_base
@@ -89,12 +90,16 @@ class Poller:
         health: Health,
         client: httpx.AsyncClient,
         clock: Callable[[], float] = time.time,
+        leases: Leases | None = None,
     ) -> None:
         self._streams = streams
         self._settings = settings
         self._health = health
         self._client = client
         self._clock = clock
+        self._leases = leases
+        self._held: set[str] = set()
+        self._asked: dict[str, float] = {}
         self._slots = asyncio.Semaphore(settings.poll_concurrency)
         self._sources: dict[str, tuple[SourceSpec, float | None]] = {}
         self._listed_at = -math.inf
@@ -120,18 +125,43 @@ class Poller:
         if now - self._listed_at >= CATALOGUE_SECONDS:
             await self._list()
             self._listed_at = now
-        started = []
         busy = {task.get_name() for task in self._polling}
+        due = {}
         for stream_id, (source, last_t) in self._sources.items():
             at = evaluation_time(now - self._settings.poll_delay, source.prometheus.interval)
-            due = at > self._tried.get(stream_id, -math.inf) and (last_t is None or at > last_t)
-            if due and stream_id not in busy:
-                self._tried[stream_id] = at
-                task = asyncio.create_task(self.poll(stream_id, source, at), name=stream_id)
-                self._polling.add(task)
-                task.add_done_callback(self._polling.discard)
-                started.append(task)
+            new = at > self._tried.get(stream_id, -math.inf) and (last_t is None or at > last_t)
+            if new and stream_id not in busy:
+                due[stream_id] = (source, at)
+        if self._leases is not None:
+            due = {key: value for key, value in due.items() if key in await self._lease(due, now)}
+        started = []
+        for stream_id, (source, at) in due.items():
+            self._tried[stream_id] = at
+            task = asyncio.create_task(self.poll(stream_id, source, at), name=stream_id)
+            self._polling.add(task)
+            task.add_done_callback(self._polling.discard)
+            started.append(task)
         return started
+
+    async def _lease(self, due: dict[str, tuple[SourceSpec, float]], now: float) -> set[str]:
+        """The due streams whose lease this replica holds (taken or renewed now). A stream
+        another replica holds is asked for again every quarter interval (at most every
+        second), so that a dead owner's stream is taken over soon after its lease passed."""
+        assert self._leases is not None
+        wanted = []
+        for stream_id, (source, _) in due.items():
+            every = min(1.0, source.prometheus.interval / 4)
+            if stream_id in self._held or now - self._asked.get(stream_id, -math.inf) >= every:
+                wanted.append((stream_id, source.prometheus.interval))
+        for stream_id, _ in wanted:
+            self._asked[stream_id] = now
+        try:
+            held = await run_in_threadpool(self._leases.take, wanted) if wanted else set()
+        except StorageUnavailable as error:
+            log.warning("cannot take the sources' leases: %s", error)
+            held = set()
+        self._held = (self._held - {stream_id for stream_id, _ in wanted}) | held
+        return held
 
     async def _list(self) -> None:
         try:
@@ -147,39 +177,60 @@ class Poller:
         for gone in self._sources.keys() - sources.keys():
             self._forget(gone)
         self._sources = sources
+        if self._leases is not None:
+            try:
+                shared = await run_in_threadpool(self._leases.healths)
+            except StorageUnavailable as error:
+                log.warning("cannot read the sources' health: %s", error)
+                return
+            for stream_id, health in shared.items():
+                if stream_id in sources and stream_id not in self._held:
+                    self._health.adopt(stream_id, health)
 
     async def poll(self, stream_id: str, source: SourceSpec, at: float) -> None:
-        """Query the source at evaluation time ``at`` and apply the sample; never raises."""
-        fallback = source.fallback
+        """Query the source at evaluation time ``at`` and apply the sample, then record how
+        it went; never raises."""
         async with self._slots:
             try:
-                base = prometheus_base(source, self._settings)
-                values = await query_sample(
-                    self._client, base, source, at, self._settings.poll_timeout
-                )
-                sample = Sample.model_validate({"t": at, **values})
-                await run_in_threadpool(
-                    self._streams.post_samples, stream_id, [sample], pulled=True
-                )
+                why = await self._poll(stream_id, source, at)
             except (NotPolled, StreamNotFound):
                 self._forget(stream_id)
                 return
-            except SampleConflict:
-                # Another poller (a replica) stored this evaluation time, with values that
-                # Prometheus has revised since: the stored sample stands.
-                pass
-            except (QueryFailed, ValueError) as error:
-                self._health.failed(stream_id, at, _why(error), fallback)
-                return
-            except ServiceError as error:
-                self._health.failed(stream_id, at, error.message, fallback)
-                return
+        if why is None:
+            self._health.succeeded(stream_id, at)
+            if stream_id in self._sources:
+                self._sources[stream_id] = (source, at)
+        else:
+            self._health.failed(stream_id, at, why, source.fallback)
+        await self._share(stream_id)
+
+    async def _poll(self, stream_id: str, source: SourceSpec, at: float) -> str | None:
+        """Why the poll failed, ``None`` if the stream has its sample at ``at`` now."""
+        try:
+            base = prometheus_base(source, self._settings)
+            values = await query_sample(self._client, base, source, at, self._settings.poll_timeout)
+            sample = Sample.model_validate({"t": at, **values})
+            await run_in_threadpool(self._streams.post_samples, stream_id, [sample], pulled=True)
+        except SampleConflict:
+            # Another poller (a replica) stored this evaluation time, with values that
+            # Prometheus has revised since: the stored sample stands.
+            return None
+        except (QueryFailed, ValueError) as error:
+            return _why(error)
+        except ServiceError as error:
+            return error.message
+        except StorageUnavailable as error:
+            return str(error)
+        return None
+
+    async def _share(self, stream_id: str) -> None:
+        """Write the stream's health for the other replicas (with leases)."""
+        health = self._health.status(stream_id)
+        if self._leases is not None and health is not None:
+            try:
+                await run_in_threadpool(self._leases.record, stream_id, health)
             except StorageUnavailable as error:
-                self._health.failed(stream_id, at, str(error), fallback)
-                return
-        self._health.succeeded(stream_id, at)
-        if stream_id in self._sources:
-            self._sources[stream_id] = (source, at)
+                log.warning("cannot share the health of %s: %s", stream_id, error)
 
     def _forget(self, stream_id: str) -> None:
         self._sources.pop(stream_id, None)

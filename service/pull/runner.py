@@ -13,16 +13,19 @@ from collections.abc import AsyncIterator
 from typing import Literal, cast
 
 import httpx
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from scaling import Decision
 from service.metrics import Metrics
 from service.pull.health import Health, SourceHealth
+from service.pull.lease import Leases
 from service.pull.poller import Poller
 from service.pull.prometheus import Credentials
 from service.pull.settings import PullSettings
 from service.pull.sources import check_source
 from service.pull.spec import SourceSpec
+from service.settings import Settings
 from service.store import StoredStream
 from service.streams import StreamService
 
@@ -67,12 +70,16 @@ class Pull:
 
 @contextlib.asynccontextmanager
 async def open_pull(
-    settings: PullSettings, streams: StreamService, metrics: Metrics
+    settings: Settings, streams: StreamService, metrics: Metrics
 ) -> AsyncIterator[Pull]:
-    """Pull mode for the app's ``streams``, polling from entry to exit."""
+    """Pull mode for the app's ``streams``, polling from entry to exit; with
+    ``database_url``, one replica polls each stream at a time (``service.pull.lease``)."""
     health = Health(metrics.registry, metrics.max_streams)
+    leases = None
+    if settings.database_url is not None:
+        leases = await run_in_threadpool(Leases, settings.database_url, settings.busy_timeout)
     async with httpx.AsyncClient(auth=Credentials(settings)) as client:
-        poller = Poller(streams, settings, health, client)
+        poller = Poller(streams, settings, health, client, leases=leases)
         task = asyncio.create_task(poller.run(), name="steadyscale-pull")
         try:
             yield Pull(settings, client, health)
@@ -80,6 +87,8 @@ async def open_pull(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+            if leases is not None:
+                leases.close()
 
 
 async def get_pull(request: Request) -> Pull:
