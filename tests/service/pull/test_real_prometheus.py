@@ -68,7 +68,7 @@ def wait_for(check: Callable[[], T | None], seconds: float, what: str) -> T:
     while True:
         try:
             found = check()
-        except httpx.TransportError:
+        except (httpx.TransportError, ValueError):  # not up yet: refused, or not JSON yet
             found = None
         if found:
             return found
@@ -211,3 +211,48 @@ def test_a_real_prometheus_polled_by_a_real_server(prometheus: Prometheus, tmp_p
             assert client.get("/v1/streams/orders/decision").json()["reason"][:9] != "fallback:"
     finally:
         server.stop()
+
+
+def polls_itself(server: Server) -> bool:
+    """Whether this replica's own poller stored a sample of the stream (its /metrics has the
+    stream's last-success series; health it only read from the database makes none)."""
+    text = httpx.get(f"{server.url}/metrics", timeout=10).text
+    return 'steadyscale_source_last_success_timestamp_seconds{stream="orders"}' in text
+
+
+def test_two_replicas_on_postgresql_poll_once_and_take_over(
+    prometheus: Prometheus, postgres_url: str, tmp_path: Path
+) -> None:
+    """Two real servers on one PostgreSQL: one polls the stream, the other does not; the
+    polling one is SIGKILLed and the other takes the stream over within two intervals, and
+    every evaluation time is stored once."""
+    env = {"STEADYSCALE_PROMETHEUS_URL": prometheus.url, "STEADYSCALE_DATABASE_URL": postgres_url}
+    replicas = [Server(tmp_path / name, env=env) for name in ("a", "b")]
+    interval = 2
+    source = {"prometheus": {"volume": "sum(pull_test_volume)", "interval": interval}}
+    try:
+        with httpx.Client(base_url=replicas[1].url, timeout=10) as client:
+            put = client.put("/v1/streams/orders", json={**SPEC, "source": source})
+            assert put.status_code == 201, put.text
+            wait_for(lambda: at_least(client, 3), 30, "3 polls")
+        owners = [replica for replica in replicas if polls_itself(replica)]
+        assert len(owners) == 1
+        owner, other = owners[0], next(r for r in replicas if r is not owners[0])
+        with httpx.Client(base_url=other.url, timeout=10) as client:
+            assert health(client)["failures"] == 0  # the owner's health, read from PostgreSQL
+            before = history(client)
+            owner.kill()
+            after = wait_for(lambda: at_least(client, len(before) + 3), 30, "3 polls after")
+            assert polls_itself(other)
+        times = [decision["t"] for decision in after]
+        assert times == sorted(set(times))
+        gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+        # Every evaluation time once: consecutive, but across the kill, where the owner's
+        # lease had to pass first, at most two intervals apart.
+        assert all(gap == interval for gap in gaps if gap != 2 * interval)
+        assert gaps.count(2 * interval) <= 1
+        for decision in after:
+            assert decision["volume"] == prometheus.value("sum(pull_test_volume)", decision["t"])
+    finally:
+        for replica in replicas:
+            replica.stop()
