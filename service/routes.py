@@ -41,6 +41,7 @@ from service.models import (
     StreamList,
     StreamOut,
 )
+from service.pull.health import SourceHealth
 from service.pull.runner import Pull, get_pull
 from service.store import StorageUnavailable, StoredStream
 from service.streams import StreamService
@@ -160,6 +161,7 @@ async def prometheus_metrics(metrics: MetricsDep) -> Response:
 @api.get("/v1/streams", tags=["streams"], response_model=StreamList, responses=problems(422))
 async def list_streams(
     streams: StreamsDep,
+    pull: PullDep,
     after: Annotated[
         str | None,
         Query(pattern=STREAM_ID_PATTERN, description="Only streams whose id sorts after this."),
@@ -171,7 +173,7 @@ async def list_streams(
     def page() -> StreamList:
         stored = streams.list_streams(after, limit)
         return StreamList(
-            streams=[_stream_out(stream) for stream in stored],
+            streams=[_stream_out(stream, pull.status(stream)) for stream in stored],
             next_after=stored[-1].id if len(stored) == limit else None,
         )
 
@@ -225,7 +227,7 @@ async def put_stream(
 async def get_stream(stream_id: StreamId, streams: StreamsDep, pull: PullDep) -> StreamOut:
     """The stream's configuration and where it stands, and how polling its source goes."""
     stream = await run_in_threadpool(streams.get, stream_id)
-    return _stream_out(stream).model_copy(update={"source_health": pull.status(stream)})
+    return _stream_out(stream, pull.status(stream))
 
 
 @api.delete("/v1/streams/{stream_id}", tags=["streams"], responses=problems(404, 422))
@@ -323,8 +325,14 @@ def _answer(build: Callable[[], BaseModel]) -> Response:
     return json_answer(build().model_dump_json().encode())
 
 
-def _stream_out(stream: StoredStream) -> StreamOut:
+def _stream_out(stream: StoredStream, source_health: SourceHealth | None = None) -> StreamOut:
     config = StreamConfig.model_validate(
         {**stream.spec, "operators": stream.initial_operators}, strict=False
     )
-    return StreamOut(id=stream.id, config=config, operators=stream.operators, t=stream.t)
+    return StreamOut(
+        id=stream.id,
+        config=config,
+        operators=stream.operators,
+        t=stream.t,
+        source_health=source_health,
+    )

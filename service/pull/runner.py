@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import weakref
 from collections.abc import AsyncIterator
 from typing import Literal, cast
 
 import httpx
+from prometheus_client import CollectorRegistry
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
@@ -68,13 +70,19 @@ class Pull:
         return self.health.status(stream.id) or SourceHealth()
 
 
+_HEALTH: weakref.WeakKeyDictionary[CollectorRegistry, Health] = weakref.WeakKeyDictionary()
+
+
 @contextlib.asynccontextmanager
 async def open_pull(
     settings: Settings, streams: StreamService, metrics: Metrics
 ) -> AsyncIterator[Pull]:
     """Pull mode for the app's ``streams``, polling from entry to exit; with
     ``database_url``, one replica polls each stream at a time (``service.pull.lease``)."""
-    health = Health(metrics.registry, metrics.max_streams)
+    health = _HEALTH.get(metrics.registry)
+    if health is None:
+        # One per registry: an app started again (tests do) keeps its series, as Metrics does.
+        health = _HEALTH[metrics.registry] = Health(metrics.registry, metrics.max_streams)
     leases = None
     if settings.database_url is not None:
         leases = await run_in_threadpool(Leases, settings.database_url, settings.busy_timeout)
