@@ -219,6 +219,7 @@ async def put_stream(
     if config.source is not None:
         await pull.check(config.source)
     stream, outcome = await run_in_threadpool(streams.put, stream_id, config, reset=reset)
+    pull.refresh()
     response.status_code = 201 if outcome == "created" else 200
     return _stream_out(stream)
 

@@ -1,10 +1,12 @@
 """The loop that polls every stream with a source, and posts each poll as one sample.
 
-Every ``TICK`` seconds the poller looks at the streams that have a source (the list is read
-from storage again every ``CATALOGUE_SECONDS``, so streams created or deleted on any replica
-are seen) and starts a poll for each stream that is due: its newest evaluation time, the
-latest multiple of its interval at least ``poll_delay`` seconds ago, is after both the
-stream's last sample and the last time this poller tried. A poll
+Every ``TICK`` seconds the poller looks at the streams that have a source and starts a poll
+for each stream that is due: its newest evaluation time, the latest multiple of its interval at
+least ``poll_delay`` seconds ago, is after both the stream's last sample and the last time this
+poller tried. The list of streams with a source is read from storage every
+``CATALOGUE_SECONDS``, so that streams created or replaced on another replica are seen, and at
+once after a PUT here (``refresh``); a stream deleted, or left without a source, is dropped at
+its next poll. A poll
 
 1. asks Prometheus each query at that evaluation time (``service.pull.prometheus``), at most
    ``poll_concurrency`` streams at once, each query within ``poll_timeout``;
@@ -49,7 +51,9 @@ from service.streams import StreamService
 log = logging.getLogger("steadyscale.pull")
 
 TICK = 0.25
-CATALOGUE_SECONDS = 1.0
+CATALOGUE_SECONDS = 10.0
+# With leases, the health the other replicas' pollers share is read this often.
+HEALTH_SECONDS = 1.0
 
 
 def evaluation_time(now: float, interval: float) -> float:
@@ -103,6 +107,7 @@ class Poller:
         self._slots = asyncio.Semaphore(settings.poll_concurrency)
         self._sources: dict[str, tuple[SourceSpec, float | None]] = {}
         self._listed_at = -math.inf
+        self._health_read_at = -math.inf
         self._tried: dict[str, float] = {}
         self._polling: set[asyncio.Task[None]] = set()
 
@@ -125,6 +130,9 @@ class Poller:
         if now - self._listed_at >= CATALOGUE_SECONDS:
             await self._list()
             self._listed_at = now
+        if self._leases is not None and now - self._health_read_at >= HEALTH_SECONDS:
+            await self._read_health()
+            self._health_read_at = now
         busy = {task.get_name() for task in self._polling}
         due = {}
         for stream_id, (source, last_t) in self._sources.items():
@@ -163,9 +171,13 @@ class Poller:
         self._held = (self._held - {stream_id for stream_id, _ in wanted}) | held
         return held
 
+    def refresh(self) -> None:
+        """Read the list of streams with a source again at the next tick (after a PUT)."""
+        self._listed_at = -math.inf
+
     async def _list(self) -> None:
         try:
-            stored = await run_in_threadpool(self._streams.list_streams)
+            stored = await run_in_threadpool(self._streams.storage.sourced_streams)
         except StorageUnavailable as error:
             log.warning("cannot list the streams to poll: %s", error)
             return
@@ -177,15 +189,18 @@ class Poller:
         for gone in self._sources.keys() - sources.keys():
             self._forget(gone)
         self._sources = sources
-        if self._leases is not None:
-            try:
-                shared = await run_in_threadpool(self._leases.healths)
-            except StorageUnavailable as error:
-                log.warning("cannot read the sources' health: %s", error)
-                return
-            for stream_id, health in shared.items():
-                if stream_id in sources and stream_id not in self._held:
-                    self._health.adopt(stream_id, health)
+
+    async def _read_health(self) -> None:
+        """Take the health of the streams other replicas poll, as they shared it."""
+        assert self._leases is not None
+        try:
+            shared = await run_in_threadpool(self._leases.healths)
+        except StorageUnavailable as error:
+            log.warning("cannot read the sources' health: %s", error)
+            return
+        for stream_id, health in shared.items():
+            if stream_id in self._sources and stream_id not in self._held:
+                self._health.adopt(stream_id, health)
 
     async def poll(self, stream_id: str, source: SourceSpec, at: float) -> None:
         """Query the source at evaluation time ``at`` and apply the sample, then record how

@@ -17,6 +17,8 @@ rotated secret is picked up without a restart.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
 from collections.abc import Generator
 from pathlib import Path
@@ -30,6 +32,9 @@ Kind = Literal["unavailable", "refused", "shape", "empty", "nan"]
 
 # Characters of Prometheus' own message kept in a failure (and shown by the API).
 MESSAGE_CHARS = 300
+# The largest answer read: one series is a few hundred bytes; a query over every series of a
+# large Prometheus would otherwise be read whole (into memory) before being refused.
+MAX_ANSWER_BYTES = 1024 * 1024
 
 
 class QueryFailed(Exception):
@@ -75,22 +80,38 @@ async def query_value(
     ``QueryFailed``. ``timeout`` bounds the whole exchange, and Prometheus' own evaluation."""
     params = {"query": query, "time": f"{at:.3f}", "timeout": f"{timeout:g}s"}
     try:
-        response = await client.get(f"{base}/api/v1/query", params=params, timeout=timeout)
-    except httpx.TimeoutException:
+        async with asyncio.timeout(timeout):
+            status, content = await _get(client, f"{base}/api/v1/query", params)
+    except (TimeoutError, httpx.TimeoutException):
         raise QueryFailed("unavailable", f"{base} did not answer within {timeout:g} s") from None
     except httpx.HTTPError as error:
         raise QueryFailed("unavailable", f"{base} cannot be reached: {error}") from None
     try:
-        body = response.json()
+        body = json.loads(content)
     except ValueError:
-        kind: Kind = "unavailable" if response.status_code >= 500 else "refused"
-        text = response.text.strip()
-        raise QueryFailed(kind, f"{base} answered {response.status_code}: {text}") from None
+        kind: Kind = "unavailable" if status >= 500 else "refused"
+        text = content.decode(errors="replace").strip()
+        raise QueryFailed(kind, f"{base} answered {status}: {text}") from None
     if not isinstance(body, dict) or body.get("status") != "success":
         said = body.get("error") if isinstance(body, dict) else None
-        kind = "unavailable" if response.status_code >= 500 else "refused"
-        raise QueryFailed(kind, str(said or f"{base} answered {response.status_code}"))
+        kind = "unavailable" if status >= 500 else "refused"
+        raise QueryFailed(kind, str(said or f"{base} answered {status}"))
     return _one_number(body.get("data"))
+
+
+async def _get(client: httpx.AsyncClient, url: str, params: dict[str, str]) -> tuple[int, bytes]:
+    """The status and body of ``GET url``; ``QueryFailed`` past ``MAX_ANSWER_BYTES``."""
+    async with client.stream("GET", url, params=params) as response:
+        content = bytearray()
+        async for chunk in response.aiter_bytes():
+            content += chunk
+            if len(content) > MAX_ANSWER_BYTES:
+                raise QueryFailed(
+                    "shape",
+                    f"the answer is larger than {MAX_ANSWER_BYTES} bytes: the query must "
+                    "aggregate to one value, e.g. sum(...)",
+                )
+        return response.status_code, bytes(content)
 
 
 def _one_number(data: Any) -> float:

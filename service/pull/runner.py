@@ -35,14 +35,26 @@ from service.streams import StreamService
 class Pull:
     """What the routes ask of pull mode: check a source at PUT, tell a stream's health."""
 
-    def __init__(self, settings: PullSettings, client: httpx.AsyncClient, health: Health) -> None:
+    def __init__(
+        self,
+        settings: PullSettings,
+        client: httpx.AsyncClient,
+        health: Health,
+        poller: Poller | None = None,
+    ) -> None:
         self.settings = settings
         self.client = client
         self.health = health
+        self.poller = poller
 
     async def check(self, source: SourceSpec) -> None:
         """``service.pull.sources.check_source`` with this app's settings and client."""
         await check_source(source, self.settings, self.client)
+
+    def refresh(self) -> None:
+        """After a PUT: the poller reads the streams again, to poll a new source at once."""
+        if self.poller is not None:
+            self.poller.refresh()
 
     def decision(self, stream_id: str, decision: Decision) -> Decision:
         """The stream's last ``decision``, or, while its source's fallback applies, the
@@ -90,7 +102,7 @@ async def open_pull(
         poller = Poller(streams, settings, health, client, leases=leases)
         task = asyncio.create_task(poller.run(), name="steadyscale-pull")
         try:
-            yield Pull(settings, client, health)
+            yield Pull(settings, client, health, poller)
         finally:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -117,8 +117,9 @@ def test_two_pollers_on_one_database_apply_each_time_once(streams: StreamService
     asyncio.run(scenario())
     times = [d.t for d in streams.history("orders", None, 100)]
     assert times == [START, START + 15, START + 30]
-    # Both asked Prometheus at every time (no lease), one of them stored each.
-    assert len(prometheus.requests) == 2 * 3 * 2
+    # Without leases both may ask Prometheus for a time (the second skips a time it finds
+    # stored already); one of them stored each.
+    assert 2 * 3 <= len(prometheus.requests) <= 2 * 3 * 2
 
 
 def test_failed_polls_store_nothing_hold_the_count_and_recover(streams: StreamService) -> None:

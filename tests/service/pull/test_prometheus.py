@@ -124,3 +124,25 @@ def test_settings_refuse_what_cannot_work() -> None:
         PullSettings(prometheus_bearer_token_file="/t", prometheus_username="u")
     with pytest.raises(ValueError, match="go together"):
         PullSettings(prometheus_username="u")
+
+
+def test_an_answer_too_large_to_be_one_number_is_not_read_whole() -> None:
+    series = [{"metric": {"pod": f"p{i:06d}" * 10}, "value": [0, "1"]} for i in range(20_000)]
+    huge = {"status": "success", "data": {"resultType": "vector", "result": series}}
+    refused = failure(huge)
+    assert refused.kind == "shape" and "larger than 1048576 bytes" in str(refused)
+
+
+def test_a_slow_prometheus_is_a_timeout() -> None:
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(5)
+        return httpx.Response(200, json=vector(1.0))
+
+    async def run() -> float:
+        transport = httpx.MockTransport(slow)
+        async with httpx.AsyncClient(transport=transport) as client:
+            return await query_value(client, BASE, "q", 0.0, timeout=0.2)
+
+    with pytest.raises(QueryFailed) as caught:
+        asyncio.run(run())
+    assert caught.value.kind == "unavailable" and "within 0.2 s" in str(caught.value)
