@@ -5,18 +5,19 @@ A replica polls a stream only while it holds the stream's lease, a row of the ta
 that succeeds only if the row is this replica's or its ``until`` has passed, by the database's
 clock (so replicas' clocks need not agree). The poller asks for the lease of each stream it
 finds due, for 1.5 of the stream's intervals (``lease_seconds``), and so renews it at every
-evaluation time; a replica that dies stops renewing, and another replica, which asks for the
-lease of a due stream every quarter interval (at most every second), takes it over once
-``until`` has passed: within two intervals of the dead replica's last poll, for intervals from
-2 s up (below, the lease keeps a 1 s margin over the interval). A poll that races a takeover
-is still applied once: the sample goes through ``StreamService.post_samples``, where a
-repeated evaluation time is a duplicate.
+evaluation time. Another replica asks once per evaluation time too, and does not poll a time
+whose lease it was refused; so when the owner dies, its lease has passed by the next evaluation
+time but one, which the other replica takes: its first poll is at most two intervals after the
+dead replica's last (for intervals from 2 s up; below, the lease keeps a 1 s margin over the
+interval, and the takeover waits one more interval). A poll that races a takeover is still
+applied once: the sample goes through ``StreamService.post_samples``, where a repeated
+evaluation time is a duplicate.
 
 The owner writes the stream's ``SourceHealth`` to the same row after each poll, and every
-replica reads the table back with the list of streams it polls, so that ``GET`` of a stream, its
-decision (the fallback) and its metric say the same on every replica (at most a catalogue
-refresh behind). The table is created here, if missing, when the first replica starts: it
-holds only leases and health, which are rebuilt by the next poll, and no other code reads it.
+replica reads the table back every second, so that ``GET`` of a stream, its decision (the
+fallback) and its metric say the same on every replica (at most a second or two behind).
+The table is created here, if missing, when the first replica starts: it holds only leases and
+health, which the next poll rebuilds, and no other code reads it.
 
 With the SQLite file there is one host and no lease: every process on the file polls, and
 exactly-once still holds (a repeated evaluation time is a duplicate).

@@ -103,7 +103,6 @@ class Poller:
         self._clock = clock
         self._leases = leases
         self._held: set[str] = set()
-        self._asked: dict[str, float] = {}
         self._slots = asyncio.Semaphore(settings.poll_concurrency)
         self._sources: dict[str, tuple[SourceSpec, float | None]] = {}
         self._listed_at = -math.inf
@@ -140,8 +139,9 @@ class Poller:
             new = at > self._tried.get(stream_id, -math.inf) and (last_t is None or at > last_t)
             if new and stream_id not in busy:
                 due[stream_id] = (source, at)
-        if self._leases is not None:
-            due = {key: value for key, value in due.items() if key in await self._lease(due, now)}
+        if self._leases is not None and due:
+            held = await self._lease(due)
+            due = {stream_id: due[stream_id] for stream_id in held}
         started = []
         for stream_id, (source, at) in due.items():
             self._tried[stream_id] = at
@@ -151,24 +151,22 @@ class Poller:
             started.append(task)
         return started
 
-    async def _lease(self, due: dict[str, tuple[SourceSpec, float]], now: float) -> set[str]:
-        """The due streams whose lease this replica holds (taken or renewed now). A stream
-        another replica holds is asked for again every quarter interval (at most every
-        second), so that a dead owner's stream is taken over soon after its lease passed."""
+    async def _lease(self, due: dict[str, tuple[SourceSpec, float]]) -> set[str]:
+        """The due streams whose lease this replica holds (taken or renewed now). An
+        evaluation time whose lease another replica holds is not asked for again: one lease
+        statement per stream and evaluation time, and a dead owner's stream is taken at the
+        first evaluation time after its lease passed (``service.pull.lease``)."""
         assert self._leases is not None
-        wanted = []
-        for stream_id, (source, _) in due.items():
-            every = min(1.0, source.prometheus.interval / 4)
-            if stream_id in self._held or now - self._asked.get(stream_id, -math.inf) >= every:
-                wanted.append((stream_id, source.prometheus.interval))
-        for stream_id, _ in wanted:
-            self._asked[stream_id] = now
+        wanted = [(stream_id, source.prometheus.interval) for stream_id, (source, _) in due.items()]
         try:
-            held = await run_in_threadpool(self._leases.take, wanted) if wanted else set()
+            held = await run_in_threadpool(self._leases.take, wanted)
         except StorageUnavailable as error:
             log.warning("cannot take the sources' leases: %s", error)
-            held = set()
-        self._held = (self._held - {stream_id for stream_id, _ in wanted}) | held
+            return set()
+        for stream_id, (_, at) in due.items():
+            if stream_id not in held:
+                self._tried[stream_id] = at
+        self._held = (self._held - due.keys()) | held
         return held
 
     def refresh(self) -> None:
