@@ -7,7 +7,7 @@ figure is steadyscale's share: building the requests, reading the answers, valid
 sample, applying and committing it, recording the health). Prints the polls per second and the
 CPU per poll, and the share of one core that polling every stream every 15 s takes.
 
-    .venv/bin/python -m benchmarks.pull                       # about 20 s
+    .venv/bin/python -m benchmarks.pull                       # about 25 s
     .venv/bin/python -m benchmarks.pull --streams 200 --rounds 3
 """
 

@@ -209,6 +209,9 @@ class Poller:
             except (NotPolled, StreamNotFound):
                 self._forget(stream_id)
                 return
+            except Exception as error:  # a bug here must not end polling, nor go unseen
+                log.exception("polling %s at %s failed", stream_id, at)
+                why = f"internal error ({type(error).__name__}); the server log has the details"
         if why is None:
             self._health.succeeded(stream_id, at)
             if stream_id in self._sources:

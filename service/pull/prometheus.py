@@ -86,6 +86,8 @@ async def query_value(
         raise QueryFailed("unavailable", f"{base} did not answer within {timeout:g} s") from None
     except httpx.HTTPError as error:
         raise QueryFailed("unavailable", f"{base} cannot be reached: {error}") from None
+    except httpx.InvalidURL as error:
+        raise QueryFailed("refused", f"{base} is not a URL httpx can ask: {error}") from None
     try:
         body = json.loads(content)
     except ValueError:
