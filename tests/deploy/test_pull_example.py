@@ -1,9 +1,10 @@
-"""deploy/pull/: the pull-mode example (issue 34) against what would apply it.
+"""deploy/examples/pull/: the pull-mode example (issue 34) against what would apply it.
 
 The Kubernetes kinds against the API's schemas (strict, as in test_manifests.py); the stream
 against the service's own model and Scaler, each of its queries with promtool (skipped as
 "promtool NOT TESTED" where there is none, see test_grafana.py); and the ScaledObject it is
-used with, deploy/scaledobject.yaml, against the stream's policy and name.
+used with, deploy/examples/scaledobject.yaml, against the stream's policy and name; and the
+stream is the push example's, deploy/examples/orders-stream.json, plus its source.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import yaml
 from service.models import StreamConfig
 from service.pull.spec import REPORTS
 from service.scalers import build_scaler
+from tests.deploy.render import DEPLOY, VERSIONS
 from tests.deploy.test_grafana import check_rules, promtool
-from tests.deploy.test_manifests import VERSIONS
 
-PULL = Path(__file__).parents[2] / "deploy" / "pull"
+EXAMPLES = DEPLOY / "examples"
+PULL = EXAMPLES / "pull"
 
 
 def stream() -> dict[str, Any]:
@@ -51,6 +53,11 @@ def test_the_stream_is_one_the_service_takes() -> None:
     assert len(queries()) == 3
 
 
+def test_the_stream_is_the_push_examples_plus_its_source() -> None:
+    pushed = json.loads((EXAMPLES / "orders-stream.json").read_text())
+    assert {key: value for key, value in stream().items() if key != "source"} == pushed
+
+
 def test_each_query_is_promql(tmp_path: Path) -> None:
     checked = check_rules(promtool(), queries(), tmp_path / "rules.yml")
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -67,7 +74,7 @@ def test_the_queries_read_what_kafka_exporter_and_kube_state_metrics_export() ->
 
 
 def test_the_scaledobject_applies_this_streams_decision() -> None:
-    with (PULL.parent / "scaledobject.yaml").open() as file:
+    with (EXAMPLES / "scaledobject.yaml").open() as file:
         (scaledobject,) = [d for d in yaml.safe_load_all(file) if d]
     policy = stream()["policy"]
     spec = scaledobject["spec"]
