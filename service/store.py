@@ -243,13 +243,6 @@ class Store(ABC):
             statement, params = statement + " LIMIT ?", (*params, limit)
         return [stored_stream(row) for row in self._all(statement, params)]
 
-    def sourced_streams(self) -> list[StoredStream]:
-        """The streams whose spec names a ``source`` (``service.pull``), by id; the filter runs
-        in the database, so that a service with no such stream reads none."""
-        statement = f"SELECT {STREAM_COLUMNS} FROM streams WHERE spec LIKE ? ORDER BY id"
-        found = [stored_stream(row) for row in self._all(statement, ('%"source": {%',))]
-        return [stream for stream in found if "source" in stream.spec]
-
     def stream_ids(self) -> list[str]:
         """Every stream's id, in order."""
         return [row[0] for row in self._all("SELECT id FROM streams ORDER BY id")]

@@ -38,6 +38,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service.errors import SampleConflict, ServiceError, StreamNotFound
 from service.models import Sample
+from service.pull.catalogue import sourced_streams
 from service.pull.errors import NotPolled
 from service.pull.health import Health
 from service.pull.lease import Leases
@@ -175,7 +176,7 @@ class Poller:
 
     async def _list(self) -> None:
         try:
-            stored = await run_in_threadpool(self._streams.storage.sourced_streams)
+            stored = await run_in_threadpool(sourced_streams, self._streams.storage)
         except StorageUnavailable as error:
             log.warning("cannot list the streams to poll: %s", error)
             return
