@@ -20,10 +20,10 @@ test: $(VENV)/.installed-test test-tools
 	$(BIN)/mypy
 	$(BIN)/pytest
 
-# Everything that needs no JVM, no browser and no fresh install (tests marked spark, browser or
-# slow are left out): about a minute.
+# Everything that needs no JVM, no browser, no Prometheus server and no fresh install (tests
+# marked spark, browser, prometheus or slow are left out): about a minute.
 test-fast: lint
-	$(BIN)/pytest -m "not spark and not browser and not slow"
+	$(BIN)/pytest -m "not spark and not browser and not prometheus and not slow"
 
 # The README's picture, from the command its caption quotes (tests/simulator/test_readme.py
 # checks that the two agree, and that the caption's numbers are what the command prints).
@@ -38,12 +38,12 @@ lint: $(VENV)/.installed-test
 	$(BIN)/mypy
 
 # The dashboard's browser test drives Debian's chromium; the Grafana test checks its queries
-# with promtool, from Debian's prometheus package; the deploy tests render deploy/ with kubectl's
-# kustomize (Debian's kubernetes-client where no kubectl is found). Each is found on PATH, or
-# installed here when apt-get can (as root); otherwise this says so, and those tests report
-# NOT TESTED.
+# with promtool, and the pull tests run a prometheus server, both from Debian's prometheus
+# package; the deploy tests render deploy/ with kubectl's kustomize (Debian's kubernetes-client
+# where no kubectl is found). Each is found on PATH, or installed here when apt-get can (as
+# root); otherwise this says so, and those tests report NOT TESTED.
 test-tools:
-	@for need in chromium:chromium promtool:prometheus kubectl:kubernetes-client; do \
+	@for need in chromium:chromium promtool:prometheus prometheus:prometheus kubectl:kubernetes-client; do \
 	  program=$${need%%:*}; package=$${need#*:}; \
 	  if ! command -v $$program >/dev/null 2>&1 && [ "$$(id -u)" -eq 0 ] \
 	     && command -v apt-get >/dev/null 2>&1; then \

@@ -57,6 +57,7 @@ from service.health import LoopWatch
 from service.keda import serve_keda
 from service.metrics import Metrics, RequestMetricsMiddleware
 from service.models import MAX_ERRORS, STREAM_ID_ALLOWED, FieldError, Problem
+from service.pull.runner import open_pull
 from service.replay import Replays
 from service.routes import api, probes
 from service.settings import Settings, get_settings
@@ -145,13 +146,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         gc.freeze()
         replays = Replays(settings.max_replays, settings.work_budget)
         with serve_keda(settings, streams), LoopWatch() as watch:
-            yield {
-                "settings": settings,
-                "streams": streams,
-                "metrics": metrics,
-                "replays": replays,
-                "watch": watch,
-            }
+            async with open_pull(settings, streams, metrics) as pull:
+                yield {
+                    "settings": settings,
+                    "streams": streams,
+                    "metrics": metrics,
+                    "replays": replays,
+                    "watch": watch,
+                    "pull": pull,
+                }
     finally:
         storage.close()
 

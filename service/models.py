@@ -41,6 +41,8 @@ from service.bounds import (
     check_volume,
     count,
 )
+from service.pull.health import SourceHealth
+from service.pull.spec import SourceSpec
 from service.shown import SHOWN_CHARS, TEXT_CHARS, cut, shown
 
 # Not '.' or '..' (clients that normalise paths could never reach them): no leading dot.
@@ -181,6 +183,11 @@ class StreamConfig(BaseModel):
     operators: Annotated[int, count("operators")] = Field(
         default=1, ge=0, le=MAX_OPERATORS, description="Operators running before the first sample."
     )
+    source: SourceSpec | None = Field(
+        default=None,
+        description="Poll these Prometheus queries for samples (docs/pull.md); the stream then "
+        "takes no POSTed samples (409). Null: samples are POSTed.",
+    )
 
 
 class Sample(BaseModel):
@@ -272,6 +279,9 @@ class StreamOut(BaseModel):
     config: StreamConfig = Field(description="As given, with every default filled in.")
     operators: int = Field(description="Operators after the last decision (initial before any).")
     t: float | None = Field(description="Time of the last applied sample; null before any.")
+    source_health: SourceHealth | None = Field(
+        default=None, description="How polling its source goes; null without a source."
+    )
 
 
 class StreamList(BaseModel):

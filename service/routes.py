@@ -41,6 +41,8 @@ from service.models import (
     StreamList,
     StreamOut,
 )
+from service.pull.health import SourceHealth
+from service.pull.runner import Pull, get_pull
 from service.store import StorageUnavailable, StoredStream
 from service.streams import StreamService
 
@@ -57,6 +59,7 @@ async def get_metrics(request: Request) -> Metrics:
 
 StreamsDep = Annotated[StreamService, Depends(get_streams)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+PullDep = Annotated[Pull, Depends(get_pull)]
 StreamId = Annotated[
     str, Path(pattern=STREAM_ID_PATTERN, description=f"The stream's id: {STREAM_ID_ALLOWED}.")
 ]
@@ -158,6 +161,7 @@ async def prometheus_metrics(metrics: MetricsDep) -> Response:
 @api.get("/v1/streams", tags=["streams"], response_model=StreamList, responses=problems(422))
 async def list_streams(
     streams: StreamsDep,
+    pull: PullDep,
     after: Annotated[
         str | None,
         Query(pattern=STREAM_ID_PATTERN, description="Only streams whose id sorts after this."),
@@ -169,7 +173,7 @@ async def list_streams(
     def page() -> StreamList:
         stored = streams.list_streams(after, limit)
         return StreamList(
-            streams=[_stream_out(stream) for stream in stored],
+            streams=[_stream_out(stream, pull.status(stream)) for stream in stored],
             next_after=stored[-1].id if len(stored) == limit else None,
         )
 
@@ -198,6 +202,7 @@ async def put_stream(
     stream_id: StreamId,
     config: StreamConfig,
     streams: StreamsDep,
+    pull: PullDep,
     response: Response,
     reset: Annotated[
         bool,
@@ -209,16 +214,21 @@ async def put_stream(
 ) -> StreamOut:
     """Create the stream (201). The same configuration again changes nothing (200); another
     one replaces the stream, state and history afresh, only with ``reset=true`` (200), else
-    409."""
+    409. A ``source`` is checked against Prometheus first (422 naming the query, 503 if
+    Prometheus does not answer)."""
+    if config.source is not None:
+        await pull.check(config.source)
     stream, outcome = await run_in_threadpool(streams.put, stream_id, config, reset=reset)
+    pull.refresh()
     response.status_code = 201 if outcome == "created" else 200
     return _stream_out(stream)
 
 
 @api.get("/v1/streams/{stream_id}", tags=["streams"], responses=problems(404, 422))
-async def get_stream(stream_id: StreamId, streams: StreamsDep) -> StreamOut:
-    """The stream's configuration and where it stands."""
-    return _stream_out(await run_in_threadpool(streams.get, stream_id))
+async def get_stream(stream_id: StreamId, streams: StreamsDep, pull: PullDep) -> StreamOut:
+    """The stream's configuration and where it stands, and how polling its source goes."""
+    stream = await run_in_threadpool(streams.get, stream_id)
+    return _stream_out(stream, pull.status(stream))
 
 
 @api.delete("/v1/streams/{stream_id}", tags=["streams"], responses=problems(404, 422))
@@ -261,9 +271,12 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
 
 
 @api.get("/v1/streams/{stream_id}/decision", tags=["streams"], responses=problems(404, 422))
-async def latest_decision(stream_id: StreamId, streams: StreamsDep) -> DecisionOut:
-    """The stream's last decision; 404 before its first sample."""
-    return decision_out(await run_in_threadpool(streams.latest, stream_id))
+async def latest_decision(stream_id: StreamId, streams: StreamsDep, pull: PullDep) -> DecisionOut:
+    """The stream's last decision (its source's fallback while that applies); 404 before its
+    first sample."""
+    return decision_out(
+        pull.decision(stream_id, await run_in_threadpool(streams.latest, stream_id))
+    )
 
 
 @api.get(
@@ -294,11 +307,11 @@ async def history(
 
 
 @api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=problems(404, 422))
-async def metric(stream_id: StreamId, streams: StreamsDep) -> MetricOut:
+async def metric(stream_id: StreamId, streams: StreamsDep, pull: PullDep) -> MetricOut:
     """The filtered volume and operators of the last decision, for KEDA's metrics-api scaler
     (``valueLocation: value``, or ``operators``), with the backlog, running count and rate
     processed its sample reported (null where it did not); 404 before the first sample."""
-    decision = await run_in_threadpool(streams.latest, stream_id)
+    decision = pull.decision(stream_id, await run_in_threadpool(streams.latest, stream_id))
     return MetricOut(
         value=decision.filtered,
         operators=decision.operators,
@@ -313,8 +326,14 @@ def _answer(build: Callable[[], BaseModel]) -> Response:
     return json_answer(build().model_dump_json().encode())
 
 
-def _stream_out(stream: StoredStream) -> StreamOut:
+def _stream_out(stream: StoredStream, source_health: SourceHealth | None = None) -> StreamOut:
     config = StreamConfig.model_validate(
         {**stream.spec, "operators": stream.initial_operators}, strict=False
     )
-    return StreamOut(id=stream.id, config=config, operators=stream.operators, t=stream.t)
+    return StreamOut(
+        id=stream.id,
+        config=config,
+        operators=stream.operators,
+        t=stream.t,
+        source_health=source_health,
+    )

@@ -33,6 +33,8 @@ class CachedScaler:
     estimate: float
     # Seconds per sample of the last batches (filtering and commit); None before the first.
     cost: float | None = None
+    # Whether the stream polls a source (service.pull): then it takes polled samples only.
+    pulled: bool = False
 
     def measured(self, seconds_per_sample: float) -> None:
         """Fold a batch's cost per sample into ``cost`` (halving the weight of the past)."""
@@ -68,9 +70,17 @@ class ScalerCache:
         if stored is None:
             raise StreamNotFound(stream_id)
         stream, state = stored
-        scaler = Scaler.from_spec(stream.spec, stream.initial_operators)
+        # A stream's source is stored beside its Scaler's spec, not part of it.
+        spec = {key: value for key, value in stream.spec.items() if key != "source"}
+        scaler = Scaler.from_spec(spec, stream.initial_operators)
         scaler.load_state_dict(state)
-        entry = CachedScaler(scaler, stream.revision, stream.t, sample_seconds(stream.spec))
+        entry = CachedScaler(
+            scaler,
+            stream.revision,
+            stream.t,
+            sample_seconds(spec),
+            pulled="source" in stream.spec,
+        )
         with self._guard:
             self._entries[stream_id] = entry
             while len(self._entries) > self.size:

@@ -17,10 +17,12 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from starlette.requests import Request
 
 from service.budget import WORK_BUDGET
+from service.pull.settings import PullSettings
 
 
-class Settings(BaseSettings):
-    """Where the data lives, where to listen, who may call, and the size limits.
+class Settings(BaseSettings, PullSettings):
+    """Where the data lives, where to listen, who may call, and the size limits; and the
+    Prometheus that streams with a source are polled from (``PullSettings``).
 
     Each field can be set from the environment variable ``STEADYSCALE_<FIELD>``, e.g.
     ``STEADYSCALE_DATA_DIR=/var/lib/steadyscale``. ``STEADYSCALE_TOKENS`` takes a comma-separated

@@ -85,6 +85,7 @@ from service.errors import (
 )
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
+from service.pull.errors import NotPolled, PushRefused
 from service.scaler_cache import CACHE_SIZE, CachedScaler, ScalerCache
 from service.scalers import decide, per_operator, usable_scaler
 from service.store import (
@@ -179,9 +180,13 @@ class StreamService:
         within ``work_budget``), ``ConfigConflict`` for another configuration without
         ``reset``."""
         scaler = usable_scaler(config, self.work_budget)
+        spec = scaler.spec
+        if config.source is not None:
+            # Stored beside the Scaler's spec: a PUT with another source is another config.
+            spec = {**spec, "source": config.source.model_dump()}
         with self.lock(stream_id):
             outcome = self.storage.put_stream(
-                stream_id, scaler.spec, config.operators, scaler.state_dict(), replace=reset
+                stream_id, spec, config.operators, scaler.state_dict(), replace=reset
             )
             if outcome == "different":
                 raise ConfigConflict(stream_id)
@@ -216,14 +221,16 @@ class StreamService:
         return stream
 
     def post_samples(
-        self, stream_id: str, samples: Sequence[Sample], *, wait: bool = True
+        self, stream_id: str, samples: Sequence[Sample], *, wait: bool = True, pulled: bool = False
     ) -> BatchResult:
         """Apply a batch atomically; see the module docstring.
 
         Raises ``BatchTooLarge``, ``StreamNotFound``, ``SampleConflict``,
         ``UnfollowableSample``, ``StreamContended`` or ``StreamLocked`` (the stream's lock not
         had within ``lock_timeout`` seconds), changing nothing; with ``wait=False``,
-        ``StreamBusy`` instead of waiting for the stream's lock or the database's.
+        ``StreamBusy`` instead of waiting for the stream's lock or the database's. A stream
+        with a source takes only its poller's samples (``pulled``, ``service.pull``): others
+        raise ``PushRefused``; a polled sample for a stream without one, ``NotPolled``.
         """
         if len(samples) > self.max_batch:
             raise BatchTooLarge(len(samples), self.max_batch)
@@ -236,7 +243,7 @@ class StreamService:
             raise StreamLocked(stream_id, self.lock_timeout)
         try:
             for _ in range(_ATTEMPTS):
-                result = self._apply(stream_id, samples, wait)
+                result = self._apply(stream_id, samples, wait, pulled)
                 if result is not None:
                     return result
         finally:
@@ -278,7 +285,9 @@ class StreamService:
             loaded is not None and loaded.cost is not None and loaded.cost * count <= INLINE_SECONDS
         )
 
-    def _apply(self, stream_id: str, samples: Sequence[Sample], wait: bool) -> BatchResult | None:
+    def _apply(
+        self, stream_id: str, samples: Sequence[Sample], wait: bool, pulled: bool = False
+    ) -> BatchResult | None:
         """Apply the batch, the stream's lock held; ``None`` if the stream changed in the
         database since its Scaler was loaded (nothing applied: try again).
 
@@ -289,8 +298,10 @@ class StreamService:
         """
         loaded, fresh_from_storage = self.scalers.load(self.storage, stream_id)
         try:
+            if loaded.pulled != pulled:
+                raise PushRefused(stream_id) if loaded.pulled else NotPolled(stream_id)
             return self._apply_loaded(stream_id, loaded, samples, wait, fresh_from_storage)
-        except (SampleConflict, UnfollowableSample):
+        except (SampleConflict, UnfollowableSample, PushRefused, NotPolled):
             if fresh_from_storage or self._current(stream_id, loaded):
                 raise
             return None

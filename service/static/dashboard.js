@@ -168,8 +168,17 @@
       `capacity ${stream.config.policy.capacity} tuples/s`,
       `filter ${filter}`,
       last ? `t ${chart.formatT(last.t)}` : "no sample yet",
+      sourceFact(stream.source_health),
     ];
     entry.facts.textContent = parts.filter(Boolean).join(" · ");
+  }
+
+  // A polled stream's source (docs/pull.md): fine, or failing and why, and the fallback.
+  function sourceFact(health) {
+    if (!health) return null;
+    if (!health.failures) return health.last_success === null ? "source: no poll yet" : "source ok";
+    const fallback = health.fallback === null ? "" : `, fallback ${health.fallback}`;
+    return `source failing ×${health.failures}${fallback}: ${health.last_error}`;
   }
 
   async function refresh(entry) {

@@ -29,6 +29,7 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
+from tests.service.pull.test_real_prometheus import report_header as prometheus_header
 from tests.service.test_dashboard_browser import report_header as browser_header
 
 # Fixtures that need the server: a test using one gets the ``postgres`` marker, so that
@@ -65,7 +66,7 @@ def pytest_report_header() -> list[str]:
         postgres = f"postgresql: NOT TESTED, {why}"
     else:
         postgres = f"postgresql: tests start a server from {found}"
-    return [postgres, browser_header()]
+    return [postgres, browser_header(), prometheus_header()]
 
 
 class PostgresServer:

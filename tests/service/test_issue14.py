@@ -243,9 +243,9 @@ def test_8_a_slow_filter_never_runs_on_the_event_loop(tmp_path: Path) -> None:
     threads: dict[str, set[str]] = {"mm": set(), "raw": set()}
     original = StreamService._apply
 
-    def spy(self: StreamService, stream_id: str, batch: Any, wait: bool) -> Any:
+    def spy(self: StreamService, stream_id: str, batch: Any, *args: Any) -> Any:
         threads[stream_id].add(threading.current_thread().name)
-        return original(self, stream_id, batch, wait)
+        return original(self, stream_id, batch, *args)
 
     async def main() -> str:
         first = [Sample(t=float(t), volume=10.0 + t) for t in range(5)]

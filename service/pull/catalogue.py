@@ -1,0 +1,20 @@
+"""Which streams have a source: read from the database, filtered there.
+
+The filter runs in SQL (the stored spec's JSON names a ``"source"`` object), so that a service
+with thousands of push streams and no source reads none of them each time the poller looks.
+It runs one of ``service.store.Store``'s statements through the store's own read helper:
+``service/store.py`` is at the size limit of a module, and this is pull mode's only query of
+the streams table.
+"""
+
+from __future__ import annotations
+
+from service.store import STREAM_COLUMNS, Store, StoredStream, stored_stream
+
+_SOURCED = f"SELECT {STREAM_COLUMNS} FROM streams WHERE spec LIKE ? ORDER BY id"
+
+
+def sourced_streams(storage: Store) -> list[StoredStream]:
+    """The streams whose spec names a ``source``, by id; raises ``StorageUnavailable``."""
+    found = [stored_stream(row) for row in storage._all(_SOURCED, ('%"source": {%',))]
+    return [stream for stream in found if "source" in stream.spec]
