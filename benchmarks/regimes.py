@@ -106,8 +106,11 @@ def folder(root: Path, regime: tuple[int, int]) -> Path:
 
 
 def with_default(
-    runs: Sequence[dict[str, Any]], settings: Mapping[str, Any], traces: Path,
-    regime: tuple[int, int], pool: ProcessPoolExecutor,
+    runs: Sequence[dict[str, Any]],
+    settings: Mapping[str, Any],
+    traces: Path,
+    regime: tuple[int, int],
+    pool: ProcessPoolExecutor,
 ) -> list[dict[str, Any]]:
     """``runs`` with the default simulated by this code on the HPA's cells (its spec from
     ``compare.baselines``, updated with ``settings``), in place of any stored default."""

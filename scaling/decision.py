@@ -16,6 +16,7 @@ Code = Literal[
     "ScaledDown",  # fewer operators
     "HeldForCost",  # another count is needed by the level, but it would cost more
     "Steady",  # the level needs the count that runs
+    "Fallback",  # no decision: the stream's source failed, its stated fallback count applies
 ]
 CODES: tuple[str, ...] = Code.__args__  # type: ignore[attr-defined]
 

@@ -72,7 +72,12 @@ class Pull:
             f"succeeds (last error: {health.last_error})"
         )
         return dataclasses.replace(
-            decision, previous=decision.operators, operators=operators, action=action, reason=reason
+            decision,
+            previous=decision.operators,
+            operators=operators,
+            action=action,
+            reason=reason,
+            code="Fallback",
         )
 
     def status(self, stream: StoredStream) -> SourceHealth | None:

@@ -6,9 +6,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import numpy as np
-import pytest
-
 from benchmarks.compare_knobs import (
     REFERENCE,
     Hold,
@@ -17,7 +14,7 @@ from benchmarks.compare_knobs import (
     reference_standing,
     variant,
 )
-from simulator.experiments.compare import CompareCell, baselines, run_compare_cell
+from simulator.experiments.compare import CompareCell, baselines
 
 
 def test_holding_a_count_runs_that_count_and_is_ranked_per_price() -> None:

@@ -229,6 +229,7 @@ def test_the_fallback_count_replaces_the_decision_while_it_applies() -> None:
         "up",
     )
     assert replaced.reason.startswith("fallback: 2 consecutive failed polls")
+    assert replaced.code == "Fallback"
     assert "connection refused" in replaced.reason
     health.succeeded("orders", START + 45)
     assert pull.decision("orders", last) == last

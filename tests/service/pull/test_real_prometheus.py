@@ -194,6 +194,7 @@ def test_a_real_prometheus_polled_by_a_real_server(prometheus: Prometheus, tmp_p
             assert all(client.get(path).status_code == 200 for path in paths)
             decision = client.get("/v1/streams/orders/decision").json()
             assert decision["operators"] == 7 and decision["reason"].startswith("fallback: ")
+            assert decision["code"] == "Fallback"
             assert decision["t"] == stalled[-1]["t"]
             metrics = client.get("/metrics").text
             assert 'steadyscale_source_failures_total{stream="orders"}' in metrics
