@@ -8,10 +8,10 @@ window.steadyscale.chart = (() => {
   const HEIGHT = 240;
   const colour = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
-  // Operators needed = ceil(filtered / (capacity x utilisation)) without a backlog: the
-  // threshold lines sit at n times that volume.
+  // Operators needed = ceil(filtered / capacity) without a backlog: the threshold lines sit
+  // at n times that volume.
   function unitVolume(policy) {
-    return policy.capacity * (policy.utilisation ?? 1);
+    return policy.capacity;
   }
 
   function formatT(t) {
