@@ -125,6 +125,21 @@ class ConfigConflict(ServiceError):
         super().__init__(409, message, [FieldError.of("reset", False, allowed, message)])
 
 
+class StoredConfigUnreadable(ServiceError):
+    """A stream stored before the cost model whose policy cannot be mapped to it
+    (``scaling.legacy``): it is neither changed nor served until it is PUT again (409)."""
+
+    def __init__(self, stream_id: str, error: ValueError) -> None:
+        field = getattr(error, "param", "policy")
+        allowed = getattr(error, "allowed", str(error))
+        message = (
+            f"stream {stream_id!r} was stored before the cost model with a configuration it "
+            f"cannot take ({error}); PUT a new configuration with ?reset=true"
+        )
+        value = getattr(error, "value", None)
+        super().__init__(409, message, [FieldError.of(f"stored.{field}", value, allowed)])
+
+
 class Unavailable(ServiceError):
     """The storage cannot serve the request now (503); nothing was stored, retry later."""
 

@@ -23,9 +23,10 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
+from scaling.legacy import mapped_settings
 from service.answers import decision_out, json_answer, problems
 from service.body import JSONRoute
-from service.errors import ServiceError, Unavailable
+from service.errors import ServiceError, StoredConfigUnreadable, Unavailable
 from service.health import LoopWatch
 from service.metrics import Metrics
 from service.models import (
@@ -327,8 +328,13 @@ def _answer(build: Callable[[], BaseModel]) -> Response:
 
 
 def _stream_out(stream: StoredStream, source_health: SourceHealth | None = None) -> StreamOut:
+    spec = dict(stream.spec)
+    try:  # a policy stored before the cost model is shown as it is mapped (scaling.legacy)
+        spec["policy"] = mapped_settings(dict(spec["policy"]))
+    except ValueError as error:
+        raise StoredConfigUnreadable(stream.id, error) from None
     config = StreamConfig.model_validate(
-        {**stream.spec, "operators": stream.initial_operators}, strict=False
+        {**spec, "operators": stream.initial_operators}, strict=False
     )
     return StreamOut(
         id=stream.id,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from scaling import Scaler
 from service.budget import sample_seconds
-from service.errors import StreamNotFound
+from service.errors import StoredConfigUnreadable, StreamNotFound
 from service.store import Store
 
 # Streams whose Scaler stays cached (about 10 KB each); the rest are rebuilt from storage.
@@ -72,7 +72,10 @@ class ScalerCache:
         stream, state = stored
         # A stream's source is stored beside its Scaler's spec, not part of it.
         spec = {key: value for key, value in stream.spec.items() if key != "source"}
-        scaler = Scaler.from_spec(spec, stream.initial_operators)
+        try:
+            scaler = Scaler.from_spec(spec, stream.initial_operators)
+        except ValueError as error:  # a spec from before the cost model it cannot map
+            raise StoredConfigUnreadable(stream_id, error) from None
         scaler.load_state_dict(state)
         entry = CachedScaler(
             scaler,

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,3 +97,44 @@ def test_metrics_count_decisions_by_code(client: TestClient) -> None:
     # Every code has its series, at zero when none was decided: the labels are bounded.
     assert set(counted) == set(CODES)
     assert counted == {code: float(Counter(d["code"] for d in decisions)[code]) for code in CODES}
+
+
+def test_streams_stored_before_the_model_are_mapped_or_refused_by_name(tmp_path: Path) -> None:
+    """A stream whose stored policy has settings from before the cost model keeps deciding
+    (mapped, and shown mapped); one that cannot be mapped answers 409 naming the setting, and
+    a PUT with ?reset=true replaces it."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        for stream in ("old", "bad"):
+            assert client.put(f"/v1/streams/{stream}", json={"policy": POLICY}).status_code == 201
+    stored = {
+        "old": {**POLICY, "risk": 0.01, "quiet": 30.0, "utilisation": 0.8},
+        "bad": {**POLICY, "catch_up": None},
+    }
+    database = sqlite3.connect(tmp_path / "steadyscale.db")
+    for stream, policy in stored.items():
+        spec, state = database.execute(
+            "SELECT spec, state FROM streams WHERE id = ?", (stream,)
+        ).fetchone()
+        spec, state = json.loads(spec), json.loads(state)
+        spec["policy"] = state["spec"]["policy"] = policy
+        database.execute(
+            "UPDATE streams SET spec = ?, state = ? WHERE id = ?",
+            (json.dumps(spec), json.dumps(state), stream),
+        )
+    database.commit()
+    database.close()
+    sample = {"samples": [{"t": 1.0, "volume": 300.0, "backlog": 10.0}]}
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        assert client.post("/v1/streams/old/samples", json=sample).status_code == 200
+        shown = client.get("/v1/streams/old").json()["config"]["policy"]
+        assert shown["late_probability"] == 0.01 and shown["capacity"] == 40.0
+        for answer in (
+            client.post("/v1/streams/bad/samples", json=sample),
+            client.get("/v1/streams/bad"),
+        ):
+            assert answer.status_code == 409, answer.text
+            assert answer.json()["errors"][0]["field"] == "stored.policy.catch_up"
+        assert client.get("/v1/streams/bad/history").json()["decisions"] == []
+        fresh = client.put("/v1/streams/bad", params={"reset": "true"}, json={"policy": POLICY})
+        assert fresh.status_code == 200, fresh.text
+        assert client.post("/v1/streams/bad/samples", json=sample).status_code == 200
