@@ -30,7 +30,6 @@ use them.
 The gauges are restored from storage when the app starts; the counters count from then on.
 
 >>> from scaling import Decision
-from scaling.decision import CODES
 >>> metrics = Metrics()
 >>> metrics.created("orders", per_operator=50.0)
 >>> metrics.decided("orders", [Decision(0.0, 120.0, 118.5, 1, 3, "up", "filtered 118.5 ...")])
