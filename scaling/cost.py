@@ -192,58 +192,52 @@ class Pricer:
             self.priced[operators] = self._priced(operators)
         return self.priced[operators]
 
-    def _mean(
-        self, index: int, arrived: float, t: float, held: float, capacity: float, operation: bool
-    ) -> float:
-        """The mean backlog at time ``t`` (``arrived`` records by then, in interval ``index``)."""
-        if not operation or self._kinds[index] == "delay":
-            return self.outlook.backlog + arrived - held * t
-        served = capacity * max(t - self._ahead, 0.0)
-        return self._found + arrived - self._by_landing - served
-
-    def _threshold(
-        self, index: int, t: float, held: float, capacity: float, operation: bool
-    ) -> float:
-        """The backlog over which a record arriving at ``t`` is late."""
-        latency = self.prices.latency
-        if not operation or self._kinds[index] == "delay":
-            return latency * held
-        if self._kinds[index] == "restart":  # the pause left delays it too
-            return (latency - self._ahead + t) * capacity
-        return latency * capacity
-
     def _late(
         self, held: float, capacity: float, late: float, operation: bool, until: str | None = None
     ) -> float:
         """Expected late seconds over the intervals (those of kind ``until`` only, if given;
-        an operation's delay intervals are ``_before``), added to ``late``."""
-        edges, variance = self._edges, self._variance
+        an operation's delay intervals are ``_before``), added to ``late``.
+
+        In each interval the mean backlog m(t) and the backlog x(t) over which a record is
+        late: holding, or before an operation lands, the running count serves from the backlog
+        there is now (x = L n0 c); within the restart nothing is served and the pause left
+        delays every record (x = (L - P_left) n c); after it the new count serves from the
+        backlog the restart ends with (x = L n c)."""
+        latency, variance = self.prices.latency, self._variance
+        backlog, found, by_landing, ahead = (
+            self.outlook.backlog,
+            self._found,
+            self._by_landing,
+            self._ahead,
+        )
+        edges, arrived, middles = self._edges, self._arrived, self._middles
         for index, kind in enumerate(self._kinds):
             if (until is not None and kind != until) or (
                 operation and until is None and kind == "delay"
             ):
                 continue
-            low, high = edges[index], edges[index + 1]
+            low, high, middle = edges[index], edges[index + 1], middles[index]
+            if not operation or kind == "delay":
+                served, x_low = held, latency * held
+                x_high, base, origin = x_low, backlog, 0.0
+            elif kind == "restart":
+                served, base, origin = 0.0, found - by_landing, 0.0
+                x_low = (latency - ahead + low) * capacity
+                x_high = (latency - ahead + high) * capacity
+            else:
+                served, x_low = capacity, latency * capacity
+                x_high, base, origin = x_low, found - by_landing, ahead
+            m_low = base + arrived[index] - served * (low - origin)
+            m_high = base + arrived[index + 1] - served * (high - origin)
             spread = self._spread[index]
-            start = (
-                self._threshold(index, low, held, capacity, operation)
-                - self._mean(index, self._arrived[index], low, held, capacity, operation)
-            ) / spread
-            end = (
-                self._threshold(index, high, held, capacity, operation)
-                - self._mean(index, self._arrived[index + 1], high, held, capacity, operation)
-            ) / spread
-            late += (high - low) * _integral(start, end)
+            late += (high - low) * _integral((x_low - m_low) / spread, (x_high - m_high) / spread)
             if operation and kind == "restart":
                 continue  # nothing is served: no reflection at 0
-            served = held if not operation or kind == "delay" else capacity
-            middle = self._middles[index]
-            threshold = self._threshold(index, middle, held, capacity, operation)
-            exponent = 2.0 * (self._rate[index] - served) * threshold / variance
+            exponent = 2.0 * (self._rate[index] - served) * x_low / variance
             if exponent < _NEGLIGIBLE:
                 continue
-            mean = self._mean(index, self._arrived_middle[index], middle, held, capacity, operation)
-            exponent += _log_ndtr((-threshold - mean) / spread)
+            m_middle = base + self._arrived_middle[index] - served * (middle - origin)
+            exponent += _log_ndtr((-x_low - m_middle) / spread)
             late += (high - low) * math.exp(min(exponent, 0.0))
         return late
 
