@@ -87,6 +87,21 @@ def main(argv: list[str] | None = None) -> None:
     for name, values in times.items():
         median = statistics.median(values)
         print(f"  {name:13s} {median:7.1f} µs  ({median / reference:5.1f} x the filter's update)")
+    scaler = Scaler.from_spec({"policy": {"capacity": CAPACITY}}, operators=8)
+    priced = [
+        decision.explain["priced"]
+        for t, volume, backlog, running, processed in rows
+        if (
+            decision := scaler.observe(
+                volume, t, backlog=backlog, running=running, processed=processed
+            )
+        ).explain
+        and "priced" in decision.explain
+    ]
+    print(
+        f"counts priced per decision with a backlog: median {statistics.median(priced):g}, "
+        f"mean {statistics.mean(priced):.1f}"
+    )
     target = statistics.median(times["with backlog"])
     print(
         f"decision with a backlog: {target:.1f} µs, target 50 µs: "

@@ -56,6 +56,7 @@ class Choice:
             "horizon": self.pricer.horizon,
             "candidates": rows,
             "unbounded": self.unbounded,
+            "priced": len(self.pricer.priced),  # counts the search priced
         }
 
 
