@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Any
 
-from scaling.cost import AFTER, Outlook, Pricer, Terms
+from scaling.cost import AFTER, Outlook, Pricer
 from scaling.policy import ThresholdPolicy
 
 # Most counts priced per decision (each a few microseconds): bounds the work per sample when a
@@ -147,6 +147,3 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
 
     within_bounds = {policy.clamp(n) for n in counts} - ({running} - {policy.clamp(running)})
     return Choice(best(within_bounds), best(counts), pricer)
-
-
-__all__ = ["Choice", "Terms", "choose"]
