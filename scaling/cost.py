@@ -29,9 +29,10 @@ could land and correct the count. The
 arrival rate follows the level's slope :math:`g` until an operation decided now could land,
 :math:`D + P`, and stays there after (a later decision can follow further).
 
-The integrals are sums over a few points per segment (``_SHARES``), in plain floats: a count's
-terms cost a few microseconds, and ``scaling.choice`` prices a handful per decision
-(benchmarks/decision.py measures it). Pure: time enters only as the durations passed in.
+The integrals run over nine intervals (``Pricer``), exactly for the first term and at each
+interval's middle for the reflection's, in plain floats: ``scaling.choice`` prices a handful
+of counts per decision (benchmarks/decision.py measures the cost). Pure: time enters only as
+the durations passed in.
 """
 
 from __future__ import annotations
