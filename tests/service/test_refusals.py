@@ -30,16 +30,18 @@ def stream(client: TestClient, volumes: list[float], config: dict[str, Any] = RA
     assert answer.status_code == 200, answer.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 32 item 3: scaling/queue.py formats a None latency (the lead's rewrite of "
-    "scaling/queue.py fixes it; remove this mark then)",
-)
-def test_a_backlog_under_a_policy_without_latency_is_decided(client: TestClient) -> None:
+def test_a_backlog_under_a_policy_without_latency_is_refused_at_put_not_500(
+    client: TestClient,
+) -> None:
+    # Issue 32 item 3: this configuration answered 500 to every sample. The cost model needs
+    # a latency, so a null one is refused at PUT, naming it; with one, the sample is decided.
     config = {
         "policy": {"capacity": 50, "latency": None, "min_operators": 10},
         "guards": [{"name": "max_step", "up": 2}],
     }
+    refused = client.put("/v1/streams/s", json=config)
+    assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "policy.latency"
+    config["policy"]["latency"] = 10.0  # type: ignore[index]
     assert client.put("/v1/streams/s", json=config).status_code == 201
     sample = {"t": 1, "volume": 0, "backlog": 1, "running": 1}
     answer = client.post("/v1/streams/s/samples", json={"samples": [sample]})
