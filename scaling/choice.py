@@ -15,12 +15,34 @@ MOST_CANDIDATES = 64
 
 
 @dataclasses.dataclass(frozen=True)
+class Deferral:
+    """A change that costs less once the running count has drained the backlog: ``operators``
+    decided in ``wait`` seconds costs ``later``, against ``now`` decided now (both over the
+    longer horizon), so the running count is held meanwhile."""
+
+    operators: int
+    wait: float
+    later: float
+    now: float
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {
+            "operators": self.operators,
+            "wait": round(self.wait, 3),
+            "later": round(self.later, 3),
+            "now": round(self.now, 3),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
 class Choice:
-    """The count chosen, the one the costs alone would choose, and the pricer that chose them."""
+    """The count chosen, the one the costs alone would choose, the pricer that chose them, and
+    the change put off until the backlog drains, if one was."""
 
     operators: int
     unbounded: int
     pricer: Pricer
+    deferral: Deferral | None = None
 
     def explain(self, policy: ThresholdPolicy) -> dict[str, Any]:
         """The inputs, prices and the cost terms of the count chosen and of one more and one
@@ -49,7 +71,7 @@ class Choice:
             "late_probability": policy.late_probability,
             "operation_price": policy.operation_price,
         }
-        return {
+        record = {
             "model": "cost",
             "inputs": {k: round(v, 4) if isinstance(v, float) else v for k, v in inputs.items()},
             "prices": prices,
@@ -58,6 +80,9 @@ class Choice:
             "unbounded": self.unbounded,
             "priced": len(self.pricer.priced),  # counts the search priced
         }
+        if self.deferral is not None:
+            record["deferred"] = self.deferral.to_dict()
+        return record
 
 
 def guesses(outlook: Outlook, capacity: float) -> tuple[int, int]:
@@ -107,6 +132,41 @@ def cheapest_change(pricer: Pricer, starts: tuple[int, int], running: int) -> in
     return min((walk(start) for start in dict.fromkeys(starts)), key=total)
 
 
+def drained(outlook: Outlook, capacity: float) -> float:
+    """Seconds the running count takes to drain the backlog at the level's rate (0 with none,
+    infinite when it cannot)."""
+    if outlook.backlog <= 0.0:
+        return 0.0
+    spare = outlook.running * capacity - outlook.level - max(outlook.excess, 0.0)
+    return outlook.backlog / spare if spare > 0.0 else math.inf
+
+
+def deferral(
+    outlook: Outlook, policy: ThresholdPolicy, pricer: Pricer, count: int
+) -> Deferral | None:
+    """The change to ``count`` put off until the running count has drained the backlog, when
+    that costs less than deciding it now: its restart then starts from an empty queue, and the
+    running count serves meanwhile. Both are priced over the longer horizon (the change made
+    now runs ``count`` for the wait's seconds more); ``None`` when the backlog cannot drain
+    within ``AFTER`` or it costs more.
+
+    >>> policy = ThresholdPolicy(capacity=50.0)
+    >>> after = Outlook(level=210.0, level_error=20.0, excess=0.0, slope=0.0, variance=120.0**2,
+    ...                 backlog=1400.0, running=15, landing=0.0, restart=8.0)
+    >>> pricer = Pricer(after, policy.prices)
+    >>> put_off = deferral(after, policy, pricer, 7)  # 15 drain 1,400 in 2.6 s
+    >>> put_off.operators, round(put_off.wait, 1), put_off.later < put_off.now
+    (7, 2.6, True)
+    """
+    wait = drained(outlook, policy.capacity)
+    if not 0.0 < wait < AFTER:
+        return None
+    later = Pricer(dataclasses.replace(outlook, landing=outlook.landing + wait), policy.prices)
+    now = pricer.terms(count).total + policy.prices.operator * count * wait
+    cost = later.terms(count).total
+    return Deferral(count, wait, cost, now) if cost < now else None
+
+
 def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
     """The count of least expected cost within the bounds (``ThresholdPolicy``), and the one
     without them: the cheaper of holding the running count and the cheapest operation. With
@@ -130,7 +190,11 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
         if policy.clamp(running) == running:
             bounded.append(running)
         chosen = min(bounded, key=lambda count: pricer.terms(count).total)
-        return Choice(chosen, unbounded, pricer)
+        put_off = None if chosen == running else deferral(outlook, policy, pricer, chosen)
+        if put_off is not None:  # hold until the backlog drains
+            unbounded = running if unbounded == chosen else unbounded
+            chosen = running
+        return Choice(chosen, unbounded, pricer, put_off)
     allowed = policy.late_probability * pricer.horizon
     low = max(starts[0] - 4, 0)
     counts = {*range(low, max(starts[1], low + 8) + 1), running}

@@ -107,6 +107,13 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
     if operators != previous and inputs["landing"] > 0.0:
         where += f", lands in {inputs['landing']:g} s"
     head = f"{operators}: expected cost {chosen['total']:.0f} ({chosen['late_seconds']:.1f} late s)"
+    deferred = explain.get("deferred")
+    if deferred is not None:
+        head = (
+            f"held at {operators} until the backlog drains: {deferred['operators']} in "
+            f"{deferred['wait']:.0f} s costs {deferred['later']:.0f} < {deferred['now']:.0f} now"
+        )
+        others = []
     return " ".join([head, *others]) + f"; {where}"
 
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import math
 
+from scaling.cost import EXCESS
+
 # Measurements kept: Flink's job.autoscaler.history.max.count (3).
 HISTORY = 3
 # Seconds a measurement is kept at most: Flink's job.autoscaler.history.max.age (24 h).
 MAX_AGE = 86_400.0
 # Seconds an estimate is capped at: Flink's job.autoscaler.restart.time-tracking.limit (15 min).
 CAP = 900.0
-# Share of the running capacity under which a job with work waiting counts as restarting.
+# Share of what it could process (its capacity, or the work there was) under which a job counts
+# as restarting: half, so that a restart is told from a slow stage whatever the count.
 RESTARTING = 0.5
 # Seconds over which the slope of the level is smoothed: a changepoint level moves in steps,
 # and a ramp shows as several of them within a minute.
@@ -46,14 +49,45 @@ def estimate(history: History, t: float, prior: float) -> float:
     return max(recent) if recent else prior
 
 
-def restarting(operators: int, capacity: float, backlog: float, processed: float | None) -> bool:
-    """Work was waiting but under half of the running capacity was processed.
+def restarting(
+    operators: int, capacity: float, backlog: float, processed: float | None, interval: float
+) -> bool:
+    """Under half of what the job could process was processed: of the running capacity, or of
+    the work there was (the records processed and those still waiting, over the ``interval``
+    seconds since the last sample). A paused stage with a large count and a short queue is
+    restarting too.
 
-    >>> restarting(4, 50.0, backlog=500.0, processed=0.0), restarting(4, 50.0, 500.0, 200.0)
-    (True, False)
+    >>> restarting(4, 50.0, backlog=500.0, processed=0.0, interval=1.0)
+    True
+    >>> restarting(4, 50.0, backlog=500.0, processed=200.0, interval=1.0)  # at capacity
+    False
+    >>> restarting(15, 50.0, backlog=220.0, processed=0.0, interval=1.0)  # 750/s, 220 waiting
+    True
+    >>> restarting(15, 50.0, backlog=0.0, processed=210.0, interval=1.0)  # all the work there was
+    False
     """
-    running = operators * capacity
-    return processed is not None and processed < RESTARTING * running < backlog
+    if processed is None:
+        return False
+    could = min(operators * capacity, processed + backlog / interval)
+    return processed < RESTARTING * could
+
+
+def level_error(spread: float, missed: float, noise: float, interval: float) -> float:
+    """The level's error, records/s: the filter's standard error ``spread``, or, where larger,
+    the error measured. ``missed`` is the mean square of the samples' excess over the level
+    (their exponential mean over ``cost.EXCESS`` seconds, squared and averaged over
+    ``cost.AFTER``); white noise of deviation ``noise`` per sample alone gives the excess a
+    variance of w / (2 - w) of a sample's, w its weight per sample. A level that lags a ramp,
+    or sits on a run of low samples, is known worse than its standard error says.
+
+    >>> level_error(5.0, missed=0.0, noise=100.0, interval=1.0)  # nothing measured
+    5.0
+    >>> round(level_error(5.0, missed=40.0**2 + 333.0, noise=100.0, interval=1.0), 1)
+    40.0
+    """
+    weight = -math.expm1(-interval / EXCESS)
+    chance = noise * noise * weight / (2.0 - weight)
+    return math.sqrt(max(spread * spread, missed - chance))
 
 
 def smoothed_slope(slope: float, change: float, elapsed: float) -> float:

@@ -10,11 +10,11 @@ from typing import Any
 from filters import Denoiser, make_filter
 from filters.base import check_number, reject
 from scaling.choice import Choice, choose
-from scaling.cost import EXCESS, Outlook
+from scaling.cost import AFTER, EXCESS, Outlook
 from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard, make_guard
 from scaling.limits import through_guards, within_bounds
-from scaling.measure import smoothed_slope
+from scaling.measure import level_error, smoothed_slope
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 from scaling.scaler_state import checked, optional
 from scaling.watch import Watch
@@ -55,12 +55,12 @@ class Scaler:
          then each guard in order, each on the previous one's output;
        * a stage that reports its ``backlog``: the count of least expected cost over the
          horizon an operation covers (``scaling.choice.choose``, ``scaling.cost``), from the
-         level, its standard error and slope, the arrivals' variance per second (the filter's
-         noise estimate × the sampling interval), the backlog, the running count, a decision
-         not yet running, and the restart and actuation delay measured from what the job
-         reports (``scaling.measure``); the bounds limit the candidates; then each guard but
-         those deciding from the filter's standard error (``confidence``: the model prices it);
-         held while the filter warms up;
+         level, its error (``scaling.measure.level_error``) and slope, the arrivals' variance
+         per second (the filter's noise estimate × the sampling interval), the backlog, the
+         running count, a decision not yet running, and the restart and actuation delay
+         measured from what the job reports (``scaling.measure``); the bounds limit the
+         candidates; then each guard but those deciding from the filter's standard error
+         (``confidence``: the model prices it); held while the filter warms up;
     4. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
     5. tells each guard what happened (``record``) and returns a ``Decision`` with its reason
        code, its record (``explain``) and the prose written from it.
@@ -127,6 +127,7 @@ class Scaler:
         self._filtered: float | None = None  # the last filtered volume
         self._slope = 0.0  # its rate of change, records/s per second, smoothed over a minute
         self._excess = 0.0  # the samples' excess over it, records/s, over cost.EXCESS seconds
+        self._missed = 0.0  # the excess squared, (records/s)², over cost.AFTER seconds
         self.watch = Watch()  # decisions not yet running, restarts and delays measured
 
     @property
@@ -151,8 +152,8 @@ class Scaler:
         not have been applied) and ``processed`` (records/s processed). Each is refused unless
         finite and >= 0 (``running`` an integer), and nothing changes then. When the running
         count becomes the decided one, the time since the decision is an actuation delay; from
-        then, samples with work waiting and under half the running capacity processed measure
-        the restart (``scaling.measure``).
+        then, samples that processed under half of what the job could measure the restart
+        (``scaling.measure.restarting``).
         """
         check_number("Scaler", "volume", volume, minimum=0)
         check_number("Scaler", "t", t)
@@ -174,7 +175,9 @@ class Scaler:
             operators, code, reason, explain = self._threshold(filtered, previous, t)
         else:
             capacity = self.policy.capacity
-            self.watch.measure(t, previous, decided, capacity, float(backlog), processed)
+            self.watch.measure(
+                t, previous, decided, capacity, float(backlog), processed, self._interval
+            )
             operators, code, reason, explain = self._cost(
                 filtered, previous, decided, float(backlog), t
             )
@@ -209,6 +212,8 @@ class Scaler:
             self._slope = smoothed_slope(self._slope, filtered - level, elapsed)
             weight = -math.expm1(-elapsed / EXCESS)
             self._excess += weight * (volume - filtered - self._excess)
+            longer = -math.expm1(-elapsed / AFTER)
+            self._missed += longer * (self._excess * self._excess - self._missed)
         self._filtered = filtered
         return filtered
 
@@ -248,7 +253,7 @@ class Scaler:
         noise = self.filter.noise or 0.0
         outlook = Outlook(
             level=filtered,
-            level_error=spread or 0.0,
+            level_error=level_error(spread or 0.0, self._missed, noise, self._interval),
             excess=self._excess,
             slope=self._slope,
             variance=noise * noise * self._interval,  # per sample -> per second
@@ -338,6 +343,7 @@ class Scaler:
             "filtered": self._filtered,
             "slope": self._slope,
             "excess": self._excess,
+            "missed": self._missed,
             **self.watch.state_dict(),
         }
 
@@ -367,4 +373,5 @@ class Scaler:
         self._filtered = optional(state["filtered"])
         self._slope = float(state["slope"])
         self._excess = float(state["excess"])
+        self._missed = float(state["missed"])
         self.watch.load_state_dict(state)

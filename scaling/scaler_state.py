@@ -10,13 +10,15 @@ from scaling.legacy import mapped_settings
 # Every key of a state, in ``Scaler.state_dict``'s order.
 PARTS = ["spec", "filter", "guards", "operators", "t"]
 # Fields added later, and what a state saved before them loads as: a one-second interval, no
-# level seen, no slope, no excess over it, no running count reported, no decision pending, no
-# change of the running count seen, no restart under way, nothing measured.
+# level seen, no slope, no excess over it (nor its square), no running count reported, no
+# decision pending, no change of the running count seen, no restart under way, nothing
+# measured.
 LATER: dict[str, Any] = {
     "interval": 1.0,
     "filtered": None,
     "slope": 0.0,
     "excess": 0.0,
+    "missed": 0.0,
     "running": None,
     "decided_at": None,
     "changed_at": None,
@@ -57,6 +59,7 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
         if state[field] is not None:
             check_number("Scaler", field, state[field])
     check_number("Scaler", "interval", state["interval"], minimum=0, exclusive_minimum=True)
+    check_number("Scaler", "missed", state["missed"], minimum=0)
     for field in ("restart_now", "restart", "actuation"):
         if state.get(field) is not None:
             check_number("Scaler", field, state[field], minimum=0)

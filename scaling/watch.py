@@ -13,10 +13,11 @@ class Watch:
 
     When the running count becomes the decided one, the time from the decision to the last
     sample without it is an actuation delay (it landed between the two). From then, each sample
-    with work waiting and under half the running capacity processed extends the restart under
-    way; the first that processes again ends it (``scaling.measure.restarting``). A job that
-    reports no running count is taken to run each decision at once. Estimates are the largest
-    recent measurements (``scaling.measure``): a slow restart is not remembered forever.
+    that processed under half of what it could (its capacity, or the work there was) extends
+    the restart under way; the first that processes again ends it
+    (``scaling.measure.restarting``). A job that reports no running count is taken to run each
+    decision at once. Estimates are the largest recent measurements (``scaling.measure``): a
+    slow restart is not remembered forever.
 
     >>> watch = Watch()
     >>> watch.seen(10.0, 4, 4, last_t=None)  # the first sample reports 4 running
@@ -76,14 +77,16 @@ class Watch:
         capacity: float,
         backlog: float,
         processed: float | None,
+        interval: float = 1.0,
     ) -> None:
-        """Extend the restart under way, or record it once the job processes again."""
+        """Extend the restart under way, or record it once the job processes again
+        (``interval``: seconds since the last sample)."""
         if self._restart_now is None or self._changed_at is None or processed is None:
             return
         if running != decided:
             return  # the decided count is not running yet: nothing restarts
         since = t - self._changed_at
-        if since < CAP and restarting(running, capacity, backlog, processed):
+        if since < CAP and restarting(running, capacity, backlog, processed, interval):
             self._restart_now = since
         else:
             self._restarts = recorded(self._restarts, t, self._restart_now)

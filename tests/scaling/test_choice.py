@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from scaling import ThresholdPolicy
-from scaling.choice import MOST_CANDIDATES, choose
+from scaling.choice import MOST_CANDIDATES, choose, deferral, drained
 from scaling.cost import Outlook, Pricer
+from scaling.decision import cost_reason
 
 SURGE = Outlook(
     level=520.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0, backlog=2000.0,
@@ -107,3 +108,30 @@ def test_explain_has_the_inputs_prices_and_the_neighbours_terms() -> None:
     assert rows == [11, 12, 13] and choice.operators == 12
     for row in explain["candidates"]:
         assert row == choice.pricer.terms(row["operators"]).to_dict()
+
+
+def test_a_change_waits_for_the_backlog_to_drain_when_that_costs_less() -> None:
+    # Just after a scale-up: 15 running drain 1,400 in under 3 s. Scaling down now restarts on
+    # a full queue, and one step at a time; once drained, one step goes the whole way.
+    policy = ThresholdPolicy(capacity=50.0)
+    after = Outlook(
+        level=210.0, level_error=20.0, excess=0.0, slope=0.0, variance=120.0**2,
+        backlog=1400.0, running=15, landing=0.0, restart=8.0,
+    )  # fmt: skip
+    wait = drained(after, 50.0)
+    assert wait == pytest.approx(1400.0 / (750.0 - 210.0))
+    choice = choose(after, policy)
+    assert choice.operators == 15 and choice.deferral is not None
+    assert choice.deferral.operators < 15 and choice.deferral.later < choice.deferral.now
+    explain = choice.explain(policy)
+    assert explain["deferred"] == choice.deferral.to_dict()
+    assert cost_reason(15, 15, explain).startswith(
+        f"held at 15 until the backlog drains: {choice.deferral.operators} in 3 s costs "
+    )
+    empty = choose(dataclasses.replace(after, backlog=0.0), policy)
+    assert empty.deferral is None and empty.operators <= choice.deferral.operators
+    # A backlog the running count cannot drain, or none: nothing to wait for.
+    assert drained(dataclasses.replace(after, running=4), 50.0) == float("inf")
+    pricer = Pricer(dataclasses.replace(after, running=4), policy.prices)
+    assert deferral(dataclasses.replace(after, running=4), policy, pricer, 6) is None
+    assert drained(dataclasses.replace(after, backlog=0.0), 50.0) == 0.0

@@ -12,6 +12,7 @@ import pytest
 from filters import make_filter
 from filters.base import ParameterError
 from scaling import Decision, Scaler, ThresholdPolicy, make_guard
+from scaling.measure import level_error
 
 POLICY = ThresholdPolicy(capacity=50.0)
 
@@ -494,6 +495,29 @@ def test_the_measured_restart_and_actuation_delay_enter_the_outlook() -> None:
     assert "restart 6 s" in done.reason
 
 
+def test_a_level_that_lags_its_samples_is_priced_with_the_error_measured() -> None:
+    # A ramp the level lags: the samples run above it, so its error is the lag, not the
+    # standard error of the mean of the samples since the last change.
+    rng = np.random.default_rng(11)
+    scaler = Scaler.from_spec({"policy": {"capacity": 50.0}}, operators=8)
+    for t in range(600):
+        volume = 200.0 + 0.3 * t + rng.normal(0.0, 40.0)
+        decision = scaler.observe(max(volume, 0.0), float(t), backlog=0.0)
+    inputs = decision.explain["inputs"]  # type: ignore[index]
+    spread, lag = scaler.filter.spread, 200.0 + 0.3 * 599 - decision.filtered
+    assert spread is not None and lag > 20.0  # the level is ~26 behind, its spread says 14
+    assert inputs["level_error"] > 1.3 * spread
+    assert abs(lag - inputs["level_error"]) < abs(lag - spread)
+    assert inputs["level_error"] == pytest.approx(  # the explain rounds to 4 places
+        level_error(spread, scaler.state_dict()["missed"], scaler.filter.noise, 1.0), abs=1e-4
+    )
+    # A level that holds: the error measured is noise, and the standard error stands.
+    calm = Scaler.from_spec({"policy": {"capacity": 50.0}}, operators=8)
+    for t in range(600):
+        steady = calm.observe(380.0 + rng.normal(0.0, 40.0), float(t), backlog=0.0)
+    assert steady.explain["inputs"]["level_error"] < 10.0  # type: ignore[index]
+
+
 def test_the_state_round_trips_exactly_with_the_new_fields() -> None:
     scaler = Scaler.from_spec({"policy": {"capacity": 50.0}}, operators=8)
     rng = np.random.default_rng(7)
@@ -502,7 +526,7 @@ def test_the_state_round_trips_exactly_with_the_new_fields() -> None:
         running = 8 if t < 20 else scaler.operators
         scaler.observe(volume, t, backlog=100.0 * (t % 7), running=running, processed=400.0)
     saved = json.loads(json.dumps(scaler.state_dict(), allow_nan=False))
-    for field in ("slope", "excess", "decided_at", "changed_at", "restarts", "actuations"):
+    for field in ("slope", "excess", "missed", "decided_at", "changed_at", "restarts"):
         assert field in saved
     restored = Scaler.from_spec({"policy": {"capacity": 50.0}})
     restored.load_state_dict(saved)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from scaling.measure import CAP, HISTORY, MAX_AGE, estimate, recorded
+from scaling.measure import CAP, HISTORY, MAX_AGE, estimate, recorded, restarting
 from scaling.watch import Watch
 
 
@@ -67,6 +67,23 @@ def test_the_restart_is_measured_and_recorded() -> None:
     assert watch.restart(9.0, prior=20.0) == 8.0  # measured: the prior no longer counts
     watch.measure(10.0, 9, 9, 50.0, backlog=0.0, processed=0.0)  # no operation under way
     assert watch.state_dict()["restarts"] == [[9.0, 8.0]]
+
+
+def test_a_large_count_paused_over_a_short_queue_is_restarting() -> None:
+    # 15 operators (750/s) stopped with 220 waiting: under half the 750 but not under the
+    # backlog, which the rule before took for a running job (a restart of 0 s was recorded, and
+    # the model then took every restart for free).
+    watch = decided_at(0.0, 6, 15)
+    watch.seen(1.0, 15, 15, last_t=0.0)
+    for t in range(1, 9):
+        watch.measure(float(t), 15, 15, 50.0, backlog=220.0 * t, processed=0.0)
+    watch.measure(9.0, 15, 15, 50.0, backlog=0.0, processed=1980.0)
+    assert watch.state_dict()["restarts"] == [[9.0, 8.0]]
+    # Every record there was processed: not restarting, whatever the count's capacity.
+    assert not restarting(15, 50.0, backlog=0.0, processed=210.0, interval=1.0)
+    # Samples 10 s apart: 2,200 waiting is 220/s of work, and 0 processed of it.
+    assert restarting(15, 50.0, backlog=2200.0, processed=0.0, interval=10.0)
+    assert not restarting(15, 50.0, backlog=2200.0, processed=300.0, interval=10.0)
 
 
 def test_no_restart_is_measured_while_the_decided_count_is_not_running() -> None:
