@@ -7,9 +7,9 @@
 #
 # `service` has the [service] extra only: no Java, no PySpark, no scipy or filterpy (a stream
 # that asks for ekf or tvd's method="mm" is answered 422 naming the [filters] extra; the
-# default and the other filters need numpy only). It runs as uid 10001, needs no
-# write access outside /data and /tmp (a read-only root filesystem works, deploy/ sets one),
-# and listens on 8000 (HTTP) and 9090 (KEDA's external scaler, gRPC).
+# default and the other filters need numpy only). It runs as uid 10001, needs no write access
+# outside /data and /tmp (a read-only root filesystem works, deploy/ sets one), and listens on
+# 8000 (HTTP) and 9090 (KEDA's external scaler, gRPC).
 # `spark` adds Java 17, which PySpark 4 needs, and the [spark] extra (the adaptor included).
 # tests/deploy/test_dockerfile.py checks both, and runs the service's make target into a fresh
 # virtual environment to measure what the image carries.
