@@ -15,7 +15,10 @@ from fastapi.testclient import TestClient
 
 from filters import available_filters, installed_filters
 from service.app import create_app
+from service.pull.health import Health
+from service.pull.runner import Pull, get_pull
 from service.settings import Settings
+from tests.service.pull.fake import FakePrometheus
 
 STREAM = "/v1/streams/orders"
 POLICY = {"capacity": 50.0}
@@ -121,3 +124,20 @@ def test_a_stored_stream_whose_filter_lost_its_package_is_409_and_kept(
         assert "steadyscale[filters]" in refused.json()["detail"]
         assert "reset=true" in refused.json()["detail"]
         assert client.get(f"{STREAM}/history").json() == before
+
+
+@pytest.mark.usefixtures("lean")
+def test_a_pulled_stream_needing_the_extra_is_refused_the_same_way(tmp_path: Path) -> None:
+    """Pull mode configures its stream through the same PUT: refused before it is polled."""
+    settings = Settings(data_dir=tmp_path, prometheus_url="http://prometheus:9090")
+    prometheus = FakePrometheus({"sum(rate(x[1m]))": lambda t: 351.0})
+    app = create_app(settings)
+    pull = Pull(settings, prometheus.client(), Health())
+    app.dependency_overrides[get_pull] = lambda: pull
+    source = {"prometheus": {"volume": "sum(rate(x[1m]))", "interval": 30}}
+    with TestClient(app, raise_server_exceptions=False) as client:
+        refusal(
+            client.put(STREAM, json={**EKF, "source": source}), "filter.name", "ekf", "filterpy"
+        )
+        assert client.get(STREAM).status_code == 404
+        assert client.put(STREAM, json={"policy": POLICY, "source": source}).status_code == 201
