@@ -6,8 +6,8 @@ apply on the event loop (see there).
 
 ``probes`` holds ``/healthz`` and ``/readyz``; ``api`` the rest. The bearer tokens are checked
 by ``service.app.TokenMiddleware`` for every path but the probes (which say nothing about any
-stream) and the dashboard's page. Bodies are read by
-``service.body.JSONRoute`` (415, 400, 413 before validation).
+stream) and the dashboard's page. Bodies are read by ``service.body.JSONRoute`` (415, 400, 413
+before validation).
 
 The OpenAPI document links each operation to those that follow it (``LINKS``): PUT a stream,
 then POST its samples, then GET its decision, history and metric; a fuzzer follows them.
