@@ -5,9 +5,11 @@
 #   docker build --target service -t steadyscale:0.1.0 .        # the decision service (default)
 #   docker build --target spark -t steadyscale-spark:0.1.0 .    # sweep, paper, compare, trace
 #
-# `service` has the [service] extra only: no Java, no PySpark. It runs as uid 10001, needs no
-# write access outside /data and /tmp (a read-only root filesystem works, deploy/ sets one),
-# and listens on 8000 (HTTP) and 9090 (KEDA's external scaler, gRPC).
+# `service` has the [service] extra only: no Java, no PySpark, no scipy or filterpy (a stream
+# that asks for ekf or tvd's method="mm" is answered 422 naming the [filters] extra; the
+# default and the other filters need numpy only). It runs as uid 10001, needs no write access
+# outside /data and /tmp (a read-only root filesystem works, deploy/ sets one), and listens on
+# 8000 (HTTP) and 9090 (KEDA's external scaler, gRPC).
 # `spark` adds Java 17, which PySpark 4 needs, and the [spark] extra (the adaptor included).
 # tests/deploy/test_dockerfile.py checks both, and runs the service's make target into a fresh
 # virtual environment to measure what the image carries.
@@ -46,14 +48,12 @@ CMD ["--help"]
 FROM source AS service
 RUN make .venv/.installed-run RUN_EXTRAS=service
 # The ports are the settings' (service/settings.py): 8000 is STEADYSCALE_PORT's default, and the
-# gRPC server is on only when STEADYSCALE_GRPC_PORT is set. matplotlib (which filterpy imports)
-# keeps its cache under /tmp rather than the read-only home.
+# gRPC server is on only when STEADYSCALE_GRPC_PORT is set.
 ENV PATH="/app/.venv/bin:${PATH}" \
     STEADYSCALE_HOST=0.0.0.0 \
     STEADYSCALE_PORT=8000 \
     STEADYSCALE_GRPC_PORT=9090 \
-    STEADYSCALE_DATA_DIR=/data \
-    MPLCONFIGDIR=/tmp/matplotlib
+    STEADYSCALE_DATA_DIR=/data
 RUN mkdir /data && chown 10001 /data
 VOLUME ["/data"]
 USER 10001

@@ -9,6 +9,6 @@
 from __future__ import annotations
 
 from filters.base import Denoiser
-from filters.registry import available_filters, make_filter
+from filters.registry import available_filters, installed_filters, make_filter
 
-__all__ = ["Denoiser", "available_filters", "make_filter"]
+__all__ = ["Denoiser", "available_filters", "installed_filters", "make_filter"]

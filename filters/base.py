@@ -37,6 +37,7 @@ import numpy as np
 # The shared conventions of every configurable part, re-exported: filters import them from here.
 from filters.configurable import (
     Configurable,
+    MissingDependency,
     ParameterError,
     Registry,
     check_choice,
@@ -54,6 +55,7 @@ __all__ = [
     "MAX_WINDOW",
     "Configurable",
     "Denoiser",
+    "MissingDependency",
     "ParameterError",
     "Registry",
     "check_choice",

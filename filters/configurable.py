@@ -191,21 +191,68 @@ def did_you_mean(given: object, allowed: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def optional(module: str, needed_by: str, extra: str = "filters") -> Any:
-    """``module`` imported, or ``ModuleNotFoundError`` saying which extra installs it.
+class MissingDependency(ModuleNotFoundError):
+    """A package that one filter (or one of its settings) needs is not installed.
+
+    A ``ModuleNotFoundError`` whose ``name`` is the package (``filterpy``, ``scipy``), which
+    also says which ``extra`` of steadyscale installs it and, like ``ParameterError``, which
+    ``param`` asked for it and with which ``value`` (``"name"`` and the filter's name when the
+    filter needs it whatever its settings), and what would do ``instead`` when the filter knows,
+    so that callers (the service) point at the field without reading the message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        name: str | None,
+        extra: str,
+        param: str,
+        value: object,
+        instead: str | None = None,
+    ) -> None:
+        super().__init__(message, name=name)
+        self.extra = extra
+        self.param = param
+        self.value = value
+        self.instead = instead
+
+
+def optional(
+    module: str,
+    needed_by: str,
+    extra: str = "filters",
+    *,
+    param: str = "name",
+    value: object = None,
+    instead: str | None = None,
+) -> Any:
+    """``module`` imported, or ``MissingDependency`` saying which extra installs it, and which
+    ``param`` (set to ``value``) needs it, and what would do ``instead``.
 
     The base install (embedding: numpy only) leaves out what one filter needs alone.
 
     >>> optional("math", "a doctest").sqrt(4.0)
     2.0
+    >>> try:
+    ...     optional("no_such_module", "the ekf filter", param="name", value="ekf")
+    ... except MissingDependency as missing:
+    ...     missing.name, missing.extra, missing.param, missing.value
+    ('no_such_module', 'filters', 'name', 'ekf')
     """
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as missing:
-        raise ModuleNotFoundError(
-            f"{needed_by} needs {module.partition('.')[0]}, which is not installed: "
+        # The package that is missing: ``module``'s own, or one that it imports.
+        package = (missing.name or module).partition(".")[0]
+        raise MissingDependency(
+            f"{needed_by} needs {package}, which is not installed: "
             f"pip install 'steadyscale[{extra}]'",
-            name=missing.name,
+            name=package,
+            extra=extra,
+            param=param,
+            value=value,
+            instead=instead,
         ) from None
 
 

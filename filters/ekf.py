@@ -99,8 +99,8 @@ class ExtendedKalman(Denoiser):
         dt = float(self.dt)
         default = _DEFAULT_PROCESS_NOISE[self.observation]
         q = default if self.process_noise is None else float(self.process_noise)
-        kalman = optional("filterpy.kalman", "the ekf filter")
-        common = optional("filterpy.common", "the ekf filter")
+        kalman = optional("filterpy.kalman", "the ekf filter", value=self.name)
+        common = optional("filterpy.common", "the ekf filter", value=self.name)
         kf = kalman.ExtendedKalmanFilter(dim_x=2, dim_z=1)
         kf.F = np.array([[1.0, dt], [0.0, 1.0]])
         kf.Q = common.Q_discrete_white_noise(dim=2, dt=dt, var=q)

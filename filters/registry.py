@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from filters.base import Denoiser, Registry
+from filters.base import Denoiser, MissingDependency, Registry
 from filters.changepoint import ChangePoint
 from filters.ekf import ExtendedKalman
 from filters.ewma import EWMA
@@ -26,6 +26,23 @@ def available_filters() -> list[str]:
     ['changepoint', 'ekf', 'ewma', 'moving_average', 'moving_median', 'raw', 'tvd']
     """
     return FILTERS.names()
+
+
+def installed_filters() -> list[str]:
+    """The names of ``available_filters()`` that work with the packages installed here (the
+    others need an extra, e.g. ``ekf`` needs ``steadyscale[filters]``), sorted.
+
+    >>> {"changepoint", "raw", "tvd"} <= set(installed_filters())
+    True
+    """
+    names = []
+    for name in FILTERS.names():
+        try:
+            make_filter(name)
+        except MissingDependency:
+            continue
+        names.append(name)
+    return names
 
 
 def make_filter(spec: str | dict[str, Any], **params: Any) -> Denoiser:

@@ -7,7 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from filters.base import MAX_WINDOW, Denoiser, ParameterError, check_choice, check_number
+from filters.base import (
+    MAX_WINDOW,
+    Denoiser,
+    ParameterError,
+    check_choice,
+    check_number,
+    optional,
+)
 from filters.noise import NoiseEstimator, _is_finite_number
 from filters.tv_mm import tv_mm
 
@@ -145,6 +152,12 @@ class TotalVariation(Denoiser):
         check_number(
             self.name, "iterations", iterations, minimum=1, maximum=MAX_ITERATIONS, integer=True
         )
+        if method == "mm":
+            # Missing scipy is said when the filter is built, not at its second sample.
+            instead = "'exact', which needs numpy only"
+            optional(
+                "scipy.linalg", "tvd's method='mm'", param="method", value=method, instead=instead
+            )
         self.lam = lam
         self.lam_per_sigma = lam_per_sigma
         self.method = method

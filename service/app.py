@@ -12,7 +12,8 @@ and the body limit follow them too. (``create_app`` itself does not use
 ``dependency_overrides``: while any is set, FastAPI analyses every dependency's signature again
 on every request.)
 
-When the setting ``tokens`` has any, every path but ``/healthz`` and the dashboard page's
+When the setting ``tokens`` has any, every path but the probes ``/healthz`` and ``/readyz``
+(a status and a reason code, ``service.readiness``) and the dashboard page's
 (``service.dashboard``: no data, the page asks for the token) needs one (``TokenMiddleware``).
 
 Routes and dependencies are ``async``: FastAPI runs plain functions in its thread pool, and a hop
@@ -22,8 +23,8 @@ to the thread pool, except small sample batches (``StreamService.post_samples_as
 Every error answers a ``service.models.Problem``: status, reason phrase, one sentence, and each
 field at fault with the value received (cut short) and what is allowed, at most
 ``MAX_ERRORS`` of them; 409 also names the sample. Trouble with the storage answers 503 with
-``Retry-After``; a 405 lists every method the path takes in ``Allow``. No error body grows with
-the input.
+``Retry-After`` (``/readyz``'s 503 is a reason code alone). A 405 lists every method the path
+takes in ``Allow``. No error body grows with the input.
 
 ``create_app`` checks the data directory before anything starts (``OSError`` naming the path),
 so that ``steadyscale serve`` on an unusable directory says which and why instead of failing in
@@ -177,8 +178,8 @@ def open_storage(settings: Settings) -> Store:
 
 class TokenMiddleware:
     """401 unless the request carries ``Authorization: Bearer <token>`` with one of the
-    setting ``tokens``, when it has any. ``/healthz`` and the dashboard's page and files are
-    always open.
+    setting ``tokens``, when it has any. The probes and the dashboard's page and files
+    (``OPEN_PATHS``, ``OPEN_PREFIX``) are always open.
 
     A middleware rather than a dependency, so that it covers every path (the OpenAPI document
     and the docs included) and costs next to nothing when there are no tokens.
@@ -304,12 +305,12 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             "bearer": {
                 "type": "http",
                 "scheme": "bearer",
-                "description": "Required on every path but /healthz when the service has "
-                "tokens (setting tokens).",
+                "description": "Required on every path but /healthz and /readyz when the "
+                "service has tokens (setting tokens).",
             }
         }
         for path, operations in document["paths"].items():
-            if path != "/healthz":
+            if path not in OPEN_PATHS:
                 for operation in operations.values():
                     operation["security"] = [{"bearer": []}, {}]
         app.openapi_schema = document

@@ -35,9 +35,10 @@ from service.replay import Replays
 from service.routes import StreamId, StreamsDep
 from service.settings import Settings, get_settings
 
-# Served without a token: the page and its files, never the data.
+# Served without a token: the page and its files, and the probes (a status and a reason code,
+# which Kubernetes' httpGet probes ask for without one); never the data.
 OPEN_PREFIX = "/dashboard/"
-OPEN_PATHS = frozenset({"/", "/healthz"})
+OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})
 
 # Every file the page loads, and its media type: nothing else under OPEN_PREFIX answers.
 ASSETS = {

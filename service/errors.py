@@ -140,6 +140,20 @@ class StoredConfigUnreadable(ServiceError):
         super().__init__(409, message, [FieldError.of(f"stored.{field}", value, allowed)])
 
 
+class StoredFilterMissing(ServiceError):
+    """A stored stream whose filter needs a package this service lacks (an image without the
+    ``[filters]`` extra serving a database written by one with it): it is neither changed nor
+    served until the package is installed or the stream is PUT again (409)."""
+
+    def __init__(self, stream_id: str, error: FieldError) -> None:
+        message = (
+            f"stream {stream_id!r} is stored with {error.field}={error.value!r}, which this "
+            f"service cannot run: {error.allowed}; or PUT another configuration with ?reset=true"
+        )
+        stored = error.model_copy(update={"field": f"stored.{error.field}"})
+        super().__init__(409, message, [stored])
+
+
 class Unavailable(ServiceError):
     """The storage cannot serve the request now (503); nothing was stored, retry later."""
 

@@ -5,8 +5,9 @@ hop per request, except small sample batches, which ``StreamService.post_samples
 apply on the event loop (see there).
 
 ``probes`` holds ``/healthz`` and ``/readyz``; ``api`` the rest. The bearer tokens are checked
-by ``service.app.TokenMiddleware`` for every path but ``/healthz``. Bodies are read by
-``service.body.JSONRoute`` (415, 400, 413 before validation).
+by ``service.app.TokenMiddleware`` for every path but the probes (which say nothing about any
+stream) and the dashboard's page. Bodies are read by ``service.body.JSONRoute`` (415, 400, 413
+before validation).
 
 The OpenAPI document links each operation to those that follow it (``LINKS``): PUT a stream,
 then POST its samples, then GET its decision, history and metric; a fuzzer follows them.
@@ -26,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from scaling.legacy import mapped_settings
 from service.answers import decision_out, json_answer, problems
 from service.body import JSONRoute
-from service.errors import ServiceError, StoredConfigUnreadable, Unavailable
+from service.errors import ServiceError, StoredConfigUnreadable
 from service.health import LoopWatch
 from service.metrics import Metrics
 from service.models import (
@@ -44,7 +45,8 @@ from service.models import (
 )
 from service.pull.health import SourceHealth
 from service.pull.runner import Pull, get_pull
-from service.store import StorageUnavailable, StoredStream
+from service.readiness import NotReady, readiness
+from service.store import StoredStream
 from service.streams import StreamService
 
 
@@ -126,17 +128,16 @@ def _nothing() -> None:
     """What /healthz asks a worker thread to do."""
 
 
-@probes.get("/readyz", responses=problems(401, 503))
-async def readyz(streams: StreamsDep) -> Status:
+@probes.get(
+    "/readyz",
+    response_model=Status,
+    responses={503: {"model": NotReady, "description": "Not ready, and a reason code."}},
+)
+async def readyz(streams: StreamsDep) -> Response:
     """Readiness: 200 when the storage answers (and, after a failed write, takes a write),
-    else 503."""
-    try:
-        await run_in_threadpool(streams.storage.ping)
-    except StorageUnavailable as error:
-        raise Unavailable(error) from None
-    except RuntimeError as error:
-        raise ServiceError(503, f"the storage does not answer: {error}") from error
-    return Status(status="ready")
+    else 503 with a reason code (``service.readiness``). Never needs a token, and says
+    nothing else."""
+    return await readiness(streams.storage)
 
 
 # HEAD for the probes (load balancers use it); kept out of the OpenAPI document.

@@ -12,9 +12,11 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from filters.base import MissingDependency
 from scaling import Scaler
 from service.budget import sample_seconds
-from service.errors import StoredConfigUnreadable, StreamNotFound
+from service.errors import StoredConfigUnreadable, StoredFilterMissing, StreamNotFound
+from service.scalers import missing_error
 from service.store import Store
 
 # Streams whose Scaler stays cached (about 10 KB each); the rest are rebuilt from storage.
@@ -76,6 +78,8 @@ class ScalerCache:
             scaler = Scaler.from_spec(spec, stream.initial_operators)
         except ValueError as error:  # a spec from before the cost model it cannot map
             raise StoredConfigUnreadable(stream_id, error) from None
+        except MissingDependency as missing:
+            raise StoredFilterMissing(stream_id, missing_error("filter", missing)) from None
         scaler.load_state_dict(state)
         entry = CachedScaler(
             scaler,

@@ -1,6 +1,8 @@
 """A stream's Scaler built from its configuration, and fed a batch, as the service does both.
 
-``build_scaler`` names every bad field of a configuration at once (``InvalidInput``);
+``build_scaler`` names every bad field of a configuration at once (``InvalidInput``), a
+filter whose extra is not installed here included (``missing_error``: the service image has no
+``[filters]``);
 ``decide`` refuses a sample the Scaler cannot follow to finite, storable values
 (``UnfollowableSample``).
 """
@@ -13,8 +15,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from filters import make_filter
-from filters.base import MAX_WINDOW, ParameterError
+from filters import installed_filters, make_filter
+from filters.base import MAX_WINDOW, MissingDependency, ParameterError
 from scaling import Decision, Scaler, ThresholdPolicy, default_spec, make_guard
 from service.budget import BATCH_IN_BUDGET, sample_seconds
 from service.errors import InvalidInput, UnfollowableSample
@@ -74,6 +76,8 @@ def build_scaler(config: StreamConfig) -> Scaler:
             return make()
         except ValueError as error:
             errors.append(_field_error(field, spec, error))
+        except MissingDependency as missing:
+            errors.append(missing_error(field, missing))
         except (ArithmeticError, TypeError) as error:
             # A parameter its class checked but cannot hold (moving_average w=10**400 passes
             # as an integer >= 1, then overflows its deque): still the input's fault.
@@ -145,6 +149,22 @@ def _field_error(prefix: str, spec: dict[str, Any], error: ValueError) -> FieldE
         value = spec.get(error.param, error.value)
         return FieldError.of(field, value, error.allowed)
     return FieldError.of(prefix or "config", spec, str(error))
+
+
+def missing_error(prefix: str, missing: MissingDependency) -> FieldError:
+    """The error of the setting (``filter.name``, ``filter.method``) whose value needs a
+    module this service lacks: what it needs, which extra installs it, and what works here."""
+    field = f"{prefix}.{missing.param}"
+    if missing.param == "name":
+        usable = ", ".join(repr(name) for name in installed_filters())
+        instead = f"one of {usable}, which this service can run"
+    else:
+        instead = missing.instead or f"a {missing.param} that needs no package this service lacks"
+    allowed = (
+        f"{instead}; {missing.value!r} needs {missing.name}, which is not installed where the "
+        f"service runs (pip install 'steadyscale[{missing.extra}]' there)"
+    )
+    return FieldError.of(field, missing.value, allowed)
 
 
 def per_operator(spec: dict[str, Any]) -> float:

@@ -39,7 +39,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from filters import make_filter
 from scaling import Scaler, ThresholdPolicy, default_spec, make_guard
@@ -278,6 +277,10 @@ def _label(spec: Mapping[str, Any]) -> str:
 def _half_width(values: np.ndarray, confidence: float) -> float:
     if values.size < 2:
         return 0.0
+    # Imported here: the service imports this module (through the command line) and has no
+    # scipy; the commands that aggregate have it (the [plots] and [spark] extras).
+    from scipy import stats
+
     quantile = float(stats.t.ppf((1.0 + confidence) / 2.0, values.size - 1))
     return quantile * float(values.std(ddof=1)) / math.sqrt(values.size)
 

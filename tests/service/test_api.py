@@ -208,8 +208,35 @@ def test_probes(client: TestClient) -> None:
     assert client.get("/readyz").json() == {"status": "ready"}
     streams: StreamService = client.app_state["streams"]
     streams.storage.close()
-    assert problem(client.get("/readyz"), 503)["detail"].startswith("the storage does not")
+    not_ready = client.get("/readyz")
+    assert not_ready.status_code == 503 and not_ready.headers["retry-after"] == "1"
+    assert not_ready.json() == {"status": "not_ready", "reason": "ShuttingDown"}
     assert client.get("/healthz").status_code == 200
+
+
+def test_readyz_needs_no_token_and_tells_nothing_but_a_reason_code(tmp_path: Path) -> None:
+    """Kubernetes' httpGet probe sends no token (issue 35): /readyz answers it, and says
+    nothing of the streams, the files or the database to a caller without one."""
+    settings = Settings(data_dir=tmp_path, tokens=["alpha"])
+    authorised = {"Authorization": "Bearer alpha"}
+    with TestClient(create_app(settings)) as client:
+        assert client.put(STREAM, json=CONFIG, headers=authorised).status_code == 201
+        for headers in [{}, {"Authorization": "Bearer guess"}]:
+            assert client.get("/readyz", headers=headers).json() == {"status": "ready"}
+            assert client.head("/readyz", headers=headers).status_code == 200
+        assert client.get(STREAM).status_code == 401  # the data still needs a token
+        client.app_state["streams"].storage.close()
+        answer = client.get("/readyz")
+        assert answer.status_code == 503
+        assert answer.json() == {"status": "not_ready", "reason": "ShuttingDown"}
+        for secret in ["orders", str(tmp_path), "steadyscale.db", "closed"]:
+            assert secret not in answer.text
+        document = client.get("/openapi.json", headers=authorised).json()
+    readyz = document["paths"]["/readyz"]["get"]
+    assert "security" not in readyz
+    assert readyz["responses"]["503"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/NotReady"
+    }
 
 
 # Refusals: 422, 409, 413, 401, each changing nothing
@@ -396,10 +423,10 @@ def test_too_many_samples_or_bytes_are_413(tmp_path: Path, database_url: str | N
         assert post(client, noisy(5)).status_code == 200
 
 
-def test_tokens_guard_everything_but_healthz(tmp_path: Path) -> None:
+def test_tokens_guard_everything_but_the_probes(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, tokens=["alpha", "beta"])
     with TestClient(create_app(settings)) as client:
-        paths = ["/v1/streams", STREAM, f"{STREAM}/metric", "/metrics", "/readyz", "/docs"]
+        paths = ["/v1/streams", STREAM, f"{STREAM}/metric", "/metrics", "/docs"]
         for path in [*paths, "/openapi.json"]:
             response = client.get(path)
             assert problem(response, 401)["errors"][0]["field"] == "Authorization"
@@ -412,6 +439,7 @@ def test_tokens_guard_everything_but_healthz(tmp_path: Path) -> None:
             "next_after": None,
         }
         assert client.get("/healthz").status_code == 200
+        assert client.get("/readyz").status_code == 200
         authorised = {"Authorization": "Bearer alpha"}
         assert client.put(STREAM, json=CONFIG, headers=authorised).status_code == 201
         assert client.get("/openapi.json", headers=authorised).status_code == 200
@@ -458,7 +486,10 @@ def test_a_postgresql_outage_answers_503_and_stores_nothing_unacknowledged(
         assert problem(post(client, samples[20:]), 503)["detail"].startswith(
             "the storage is unavailable, nothing was stored"
         )
-        assert problem(client.get("/readyz"), 503)
+        assert client.get("/readyz").json() == {
+            "status": "not_ready",
+            "reason": "StorageUnavailable",
+        }
         assert problem(client.get(f"{STREAM}/history"), 503)
         assert client.get("/healthz").status_code == 200
         lone_postgres.start()
@@ -607,5 +638,7 @@ def test_openapi_documents_a_response_model_for_every_route(client: TestClient) 
         for code, response in responses.items():
             if code.startswith("4") or code.startswith("5"):
                 schema = response["content"]["application/json"]["schema"]
-                assert schema == {"$ref": "#/components/schemas/Problem"}, (path, method, code)
+                # /readyz answers anyone: a reason code, not a Problem (service.readiness).
+                body = "NotReady" if path == "/readyz" else "Problem"
+                assert schema == {"$ref": f"#/components/schemas/{body}"}, (path, method, code)
     assert "HTTPValidationError" not in document["components"]["schemas"]

@@ -136,11 +136,12 @@ def test_a_real_server_answers_over_http(server: Server) -> None:
         assert client.get("/v1/streams/nope/decision").status_code == 404
 
 
-def test_tokens_guard_everything_but_healthz(tmp_path: Path) -> None:
+def test_tokens_guard_everything_but_the_probes(tmp_path: Path) -> None:
     secured = Server(tmp_path / "data", env={"STEADYSCALE_TOKENS": "s3cret,other"})
     try:
         with httpx.Client(base_url=secured.url, timeout=10.0) as client:
             assert client.get("/healthz").status_code == 200
+            assert client.get("/readyz").json() == {"status": "ready"}
             assert client.get("/v1/streams").status_code == 401
             wrong = {"Authorization": "Bearer guess"}
             assert client.get("/v1/streams", headers=wrong).status_code == 401
@@ -325,7 +326,8 @@ def test_a_full_disk_is_503_not_ready_and_loses_nothing(tmp_path: Path) -> None:
                     break
                 start += 1
             assert answer.status_code == 503, answer.text
-            assert client.get("/readyz").status_code == 503
+            not_ready = {"status": "not_ready", "reason": "StorageUnavailable"}
+            assert client.get("/readyz").json() == not_ready
             assert client.get("/healthz").status_code == 200
             resource.prlimit(
                 server.process.pid,
