@@ -3,6 +3,7 @@
     .venv/bin/steadyscale compare --trace ../shared/data/traces/*.csv --seeds 6 \\
         --pause P --delay D --policy <every label but steadyscale> --out out/regimes/pP_dD
     .venv/bin/python -m benchmarks.regimes                    # the standing, per regime
+    .venv/bin/python -m benchmarks.regimes --cells out/regimes/cells.csv  # every cell's winner
     .venv/bin/python -m benchmarks.regimes --set late_price=200
     .venv/bin/python -m benchmarks.regimes --sweep --plot docs/img/price_sweep.png
 
@@ -67,8 +68,12 @@ def priced(row: Mapping[str, Any], price: float) -> float:
     )
 
 
-def standing(runs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """The three counts and the SLA seconds summed over cells, of the default among ``runs``."""
+def standing(
+    runs: Sequence[Mapping[str, Any]], winners: list[dict[str, Any]] | None = None
+) -> dict[str, float]:
+    """The three counts and the SLA seconds summed over cells, of the default among ``runs``;
+    with ``winners``, one row per cell appended to it: the default's and the HPA's SLA seconds
+    and costs, and the policy that wins at 50 and among the SLA keepers at 5."""
     rows = [{**run, "p5": priced(run, 5.0), "p50": priced(run, 50.0)} for run in runs]
     summary = summarize(
         rows, by=("workload", "snr", "policy"), metrics=("p5", "p50", "sla_seconds")
@@ -99,6 +104,21 @@ def standing(runs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         counts["at_5_keepers"] += (
             mine in keepers and mine["p5"] <= cheapest["p5"] + cheapest["p5_ci"]
         )
+        if winners is not None:
+            winners.append(
+                {
+                    "workload": mine["workload"],
+                    "snr": mine["snr"],
+                    "sla_seconds": round(mine["sla_seconds"], 2),
+                    "hpa_sla_seconds": round(hpa["sla_seconds"], 2),
+                    "cost_at_50": round(mine["p50"]),
+                    "cheapest_at_50": best["policy"],
+                    "its_cost_at_50": round(best["p50"]),
+                    "cost_at_5": round(mine["p5"]),
+                    "cheapest_keeper_at_5": cheapest["policy"],
+                    "its_cost_at_5": round(cheapest["p5"]),
+                }
+            )
     return counts
 
 
@@ -149,10 +169,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--csv", type=Path, help="write the standing table here")
+    parser.add_argument("--cells", type=Path, help="write every cell's winners here (CSV)")
     parser.add_argument("--only", action="append", default=[], metavar="P:D")
     args = parser.parse_args(argv)
     settings = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
-    table, curves = [], {}
+    table, curves, winners = [], {}, []
     with ProcessPoolExecutor(args.workers) as pool:
         only = [tuple(int(x) for x in item.split(":")) for item in args.only]
         for regime in [regime for regime in REGIMES if not only or regime in only]:
@@ -168,7 +189,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 chosen = [run for run in runs if int(run["seed"]) in seeds]
                 if not chosen:
                     continue
-                counts = standing(chosen)
+                cells: list[dict[str, Any]] = []
+                counts = standing(chosen, cells)
+                winners += [
+                    {"pause": regime[0], "delay": regime[1], "seeds": label, **cell}
+                    for cell in cells
+                ]
                 table.append({"pause": regime[0], "delay": regime[1], "seeds": label, **counts})
                 print(
                     f"pause {regime[0]:>2} s, delay {regime[1]:>3} s, {label}: of "
@@ -183,6 +209,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             writer = csv.DictWriter(handle, fieldnames=list(table[0]))
             writer.writeheader()
             writer.writerows(table)
+    if args.cells and winners:
+        with args.cells.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(winners[0]))
+            writer.writeheader()
+            writer.writerows(winners)
     if args.plot and curves:
         plot_sweep(args.plot, curves)
         print(f"wrote {args.plot}")
