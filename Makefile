@@ -13,12 +13,19 @@ run: $(VENV)/.installed-run
 	@trap true INT TERM; $(BIN)/steadyscale serve --data-dir data; status=$$?; \
 	  [ $$status -eq 0 ] || [ $$status -eq 130 ] || [ $$status -eq 143 ] || exit $$status
 
+# pytest runs in two processes on the machine's two cores: the tests marked spark (mostly waiting
+# on JVMs) beside all the others, so that the whole suite takes about half as long as in one. The
+# spark tests' report is printed after the others'; either failing fails the target.
 test: $(VENV)/.installed-test test-tools
 	$(BIN)/python -m simulator.spark.checks  # PySpark needs Java 17: say so plainly if it is missing
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	@echo "pytest -m spark runs beside pytest -m 'not spark'; its report follows ($(VENV)/spark-tests.log)"
+	@$(BIN)/pytest -m spark -p no:cacheprovider --durations=10 > $(VENV)/spark-tests.log 2>&1 & \
+	  spark=$$!; $(BIN)/pytest -m "not spark" --durations=15; others=$$?; \
+	  wait $$spark; sparks=$$?; echo "== pytest -m spark"; cat $(VENV)/spark-tests.log; \
+	  [ $$others -eq 0 ] && [ $$sparks -eq 0 ]
 
 # Everything that needs no JVM, no browser, no Prometheus server and no fresh install (tests
 # marked spark, browser, prometheus or slow are left out): about a minute.
