@@ -44,7 +44,8 @@ from service.models import (
 )
 from service.pull.health import SourceHealth
 from service.pull.runner import Pull, get_pull
-from service.store import StorageUnavailable, StoredStream
+from service.rows import StoredStream
+from service.store import StorageUnavailable
 from service.streams import StreamService
 
 
