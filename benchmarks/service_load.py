@@ -1,0 +1,105 @@
+"""Loading a stream after a crash (``benchmarks.service --only load``; issue 32).
+
+A stream's Scaler state is written every N samples (the setting ``checkpoint_samples``;
+``service.checkpoints``); loading the stream reads the last checkpoint and replays the samples
+applied after it. The most a load replays is what a crash leaves just before the next
+checkpoint: N - 1 samples (fewer where the Scaler's estimated cost caps the interval). For
+each filter and N this makes exactly that: a `steadyscale serve` takes ``HISTORY`` samples
+(checkpointed), then one batch that stops one sample short of the next checkpoint, and is
+SIGKILLed. Then, on the files it left:
+
+* ``load``: the stream loaded in process, as a restarted service does on its first batch
+  (``ScalerCache.load``: the reads, the state, the replay), ``REPEATS`` times with nothing
+  cached; median, and the slowest;
+* ``first POST``: a restarted server's first 1-sample POST to the stream (the load, the sample,
+  HTTP), and its second, for comparison.
+
+Target: load <= 50 ms at the largest N.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from benchmarks.served import DEFAULT_STREAM, STREAM, Served
+from service.budget import sample_seconds
+from service.checkpoints import MAX_CHECKPOINT_SAMPLES, CheckpointPolicy
+from service.models import StreamConfig
+from service.scaler_cache import ScalerCache
+from service.scalers import build_scaler
+from service.storage import Storage
+
+SIZES = (1, 10, 100, MAX_CHECKPOINT_SAMPLES)
+CONFIGS = {"tvd": STREAM, "default (changepoint)": DEFAULT_STREAM}
+# Samples the stream takes, in checkpointed batches of 100, before the one a crash cuts short.
+HISTORY = 2000
+REPEATS = 7
+
+
+def samples(start: int, count: int) -> list[dict[str, float]]:
+    rng = np.random.default_rng(start)
+    volumes = np.clip(300.0 + rng.normal(0.0, 60.0, count), 0.0, None)
+    return [{"t": float(start + i), "volume": float(v)} for i, v in enumerate(volumes)]
+
+
+def measure(config: dict[str, Any], size: int) -> tuple[int, list[float], float, float]:
+    """Samples replayed, the in-process load times, the first and second POST after a
+    restart (seconds), for a stream of ``config`` checkpointed every ``size`` samples."""
+    env = {"STEADYSCALE_CHECKPOINT_SAMPLES": str(size)}
+    spec = build_scaler(StreamConfig.model_validate(config)).spec
+    interval = CheckpointPolicy(size).interval(sample_seconds(spec))
+    with tempfile.TemporaryDirectory() as data:
+        path = Path(data) / "data"
+        server = Served(path, env)
+        with httpx.Client(base_url=server.url, timeout=120) as http:
+            http.put("/v1/streams/s", json=config).raise_for_status()
+            for start in range(0, HISTORY, 100):
+                batch = {"samples": samples(start, 100)}
+                http.post("/v1/streams/s/samples", json=batch).raise_for_status()
+            if interval > 1:  # one short of the next checkpoint
+                last = {"samples": samples(HISTORY, interval - 1)}
+                http.post("/v1/streams/s/samples", json=last).raise_for_status()
+        server.kill()
+        storage = Storage(path / "steadyscale.db")
+        loads = []
+        for _ in range(REPEATS):
+            began = time.perf_counter()
+            entry, _ = ScalerCache().load(storage, "s")
+            loads.append(time.perf_counter() - began)
+        storage.close()
+        replayed = entry.pending
+        restarted = Served(path, env)
+        posts = []
+        with httpx.Client(base_url=restarted.url, timeout=120) as http:
+            for t in (HISTORY + interval, HISTORY + interval + 1):
+                one = {"samples": [{"t": float(t), "volume": 300.0}]}
+                began = time.perf_counter()
+                http.post("/v1/streams/s/samples", json=one).raise_for_status()
+                posts.append(time.perf_counter() - began)
+        restarted.__exit__()
+    return replayed, loads, posts[0], posts[1]
+
+
+def crash_load() -> None:
+    """The table, filter by N, and the verdict at the largest N."""
+    print(f"{'filter':22s} {'N':>5s} {'replayed':>8s} {'load ms':>8s} {'slowest':>8s} "
+          f"{'1st POST ms':>11s} {'2nd POST ms':>11s}")  # fmt: skip
+    worst = 0.0
+    for name, config in CONFIGS.items():
+        for size in SIZES:
+            replayed, loads, first, second = measure(config, size)
+            median = float(np.median(loads))
+            if size == SIZES[-1]:
+                worst = max(worst, median)
+            slowest = max(loads) * 1000
+            print(f"{name:22s} {size:5d} {replayed:8d} {median * 1000:8.1f} {slowest:8.1f} "
+                  f"{first * 1000:11.1f} {second * 1000:11.1f}")  # fmt: skip
+    verdict = "met" if worst <= 0.05 else "NOT met"
+    print(f"loading a stream after a crash at the largest N ({SIZES[-1]}): {worst * 1000:.1f} ms "
+          f"(median, the slower filter); target <= 50 ms: {verdict}")  # fmt: skip
