@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -93,3 +94,12 @@ class Served:
         ):
             counts[match[1]] += int(float(match[2]))
         return counts
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """CPU time (user + system) the processes ``pids`` have used so far, seconds."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")

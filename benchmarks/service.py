@@ -51,7 +51,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from benchmarks.served import JSON, ROOT, STREAM, Served
+from benchmarks.served import JSON, ROOT, STREAM, Served, cpu_seconds
 from benchmarks.service_load import crash_load
 from benchmarks.service_throughput import Result, drive, throughput
 from service.models import Sample, StreamConfig
@@ -442,15 +442,6 @@ def streams(count: int, seconds: float) -> None:
     )
     per_stream = (rss[-1][1] - rss[1][1]) * 1024 / max(1, count - 1000)
     print(f"growth from 1,000 to {count:,} streams touched: {per_stream:.2f} KB per stream")
-
-
-def cpu_seconds(pids: Sequence[int]) -> float:
-    """CPU time (user + system) the processes ``pids`` have used so far, seconds."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def machine_busy() -> float:

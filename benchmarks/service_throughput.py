@@ -22,12 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from http.client import HTTPConnection
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
 from fastapi import FastAPI
 
-from benchmarks.served import DEFAULT_STREAM, JSON, STREAM, Served, free_port, start
+from benchmarks.served import DEFAULT_STREAM, JSON, STREAM, Served, cpu_seconds, free_port, start
 
 bare = FastAPI()
 
@@ -46,11 +47,19 @@ class Result:
     samples: int
     seconds: float
     latencies: list[float]
+    # CPU seconds the server used meanwhile (/proc): unlike the rates, it hardly depends on
+    # what else the machine runs.
+    cpu: float = float("nan")
 
     def row(self) -> str:
         p50, p99 = np.percentile(self.latencies, [50, 99]) * 1000.0
         rate, volume = self.requests / self.seconds, self.samples / self.seconds
-        return f"{self.name:52s} {rate:9.0f} {volume:10.0f} {p50:8.2f} {p99:8.2f}"
+        return (f"{self.name:52s} {rate:9.0f} {volume:10.0f} {p50:8.2f} {p99:8.2f} "
+                f"{self.cpu_per_request * 1e6:9.0f}")  # fmt: skip
+
+    @property
+    def cpu_per_request(self) -> float:
+        return self.cpu / self.requests
 
 
 def drive(
@@ -129,18 +138,22 @@ def throughput(seconds: float, baseline: Path | None = None) -> None:
         ceiling = start([sys.executable, "-m", "uvicorn", app, "--port", str(bare_port),
                          "--log-level", "warning"], bare_port)  # fmt: skip
         try:
-            results, cold = _scenarios(servers, f"http://127.0.0.1:{bare_port}", seconds)
+            results, cold = _scenarios(servers, ceiling.pid, bare_port, seconds)
         finally:
             ceiling.terminate()
             for server in servers.values():
                 server.__exit__()
-    print(f"{'scenario':52s} {'req/s':>9s} {'samples/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s}")
+    print(f"{'scenario':52s} {'req/s':>9s} {'samples/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s} "
+          f"{'CPU µs/req':>9s}")  # fmt: skip
     for result in [*results, *cold]:
         print(result.row())
     by = {r.name: r for r in results}
 
     def rate(name: str) -> float:
         return by[name].requests / by[name].seconds
+
+    def cpu(name: str) -> float:
+        return by[name].cpu_per_request
 
     for label in servers:
         single = rate(f"{label}, 1 sample, 1 stream, 1 client") / rate("bare, 1 sample, 1 client")
@@ -154,6 +167,13 @@ def throughput(seconds: float, baseline: Path | None = None) -> None:
               f"{'met' if single >= 0.6 else 'NOT met'}), {many:.0%} (4 clients, 100 streams; "
               f"target >= 50 %: {'met' if many >= 0.5 else 'NOT met'}); with the default filter "
               f"{default:.0%} (1 client)")  # fmt: skip
+        # The same ratios from the servers' CPU per request: what they would be were the
+        # server's own work all that limits the rate.
+        by_cpu = [cpu(f"bare, 1 sample, {clients}") / cpu(f"{label}, 1 sample, {streams}")
+                  for clients, streams in (("1 client", "1 stream, 1 client"),
+                                           ("4 clients", "100 streams, 4 clients"))]  # fmt: skip
+        print(f"{label}: bare endpoint's CPU per request / the service's: {by_cpu[0]:.0%} "
+              f"(1 client), {by_cpu[1]:.0%} (4 clients)")  # fmt: skip
     for scenario in ("100 samples, 1 stream, 1 client", "100 samples, 100 streams, 4 clients"):
         mine = by[f"service, {scenario}"]
         line = f"{scenario}: {mine.samples / mine.seconds:,.0f} samples/s"
@@ -166,9 +186,17 @@ def throughput(seconds: float, baseline: Path | None = None) -> None:
 
 
 def _scenarios(
-    servers: dict[str, Served], bare_url: str, seconds: float
+    servers: dict[str, Served], bare_pid: int, bare_port: int, seconds: float
 ) -> tuple[list[Result], list[Result]]:
     """Every scenario, each server's right after the bare endpoint's of the same load."""
+    bare_url = f"http://127.0.0.1:{bare_port}"
+
+    def measured(pid: int, *args: Any) -> Result:
+        used = cpu_seconds([pid])
+        result = drive(*args)
+        result.cpu = cpu_seconds([pid]) - used
+        return result
+
     one = ["/v1/streams/s0/samples"]
     hundred = [f"/v1/streams/s{k}/samples" for k in range(100)]
     clocks: dict[str, dict[str, int]] = {}
@@ -182,8 +210,9 @@ def _scenarios(
         # Scaler loaded and its cost known. Reaching it (the first samples of 100 streams) is
         # timed on its own.
         clocks[label] = {}
-        cold.append(drive(f"{label}, first 10 samples of 100 streams, 1 client", server.url,
-                          hundred, 1, 1, 0.0, clocks[label], rounds=10))  # fmt: skip
+        name = f"{label}, first 10 samples of 100 streams, 1 client"
+        cold.append(measured(server.process.pid, name, server.url, hundred, 1, 1, 0.0,
+                             clocks[label], 10))  # fmt: skip
     results = []
     scenarios = [
         ("1 sample, 1 stream, 1 client", one, 1, 1),
@@ -195,9 +224,9 @@ def _scenarios(
     for name, paths, batch, threads in scenarios:
         if batch == 1 and "default" not in name:
             clients = "1 client" if threads == 1 else "4 clients"
-            results.append(drive(f"bare, 1 sample, {clients}", bare_url, ["/bare"] * threads, 1,
-                                 threads, seconds))  # fmt: skip
+            results.append(measured(bare_pid, f"bare, 1 sample, {clients}", bare_url,
+                                    ["/bare"] * threads, 1, threads, seconds))  # fmt: skip
         for label, server in servers.items():
-            results.append(drive(f"{label}, {name}", server.url, paths, batch, threads, seconds,
-                                 clocks[label]))  # fmt: skip
+            results.append(measured(server.process.pid, f"{label}, {name}", server.url, paths,
+                                    batch, threads, seconds, clocks[label]))  # fmt: skip
     return results, cold
