@@ -10,7 +10,8 @@ SIGKILLed. Then, on the files it left:
 
 * ``load``: the stream loaded in process, as a restarted service does on its first batch
   (``ScalerCache.load``: the reads, the state, the replay), ``REPEATS`` times with nothing
-  cached; median, and the slowest;
+  cached; the median and the slowest wall time, and the median CPU time (on a machine shared
+  with other work, wall time also counts the waits for a core);
 * ``first POST``: a restarted server's first 1-sample POST to the stream (the load, the sample,
   HTTP), and its second, for comparison.
 
@@ -37,7 +38,8 @@ from service.storage import Storage
 
 SIZES = (1, 10, 100, MAX_CHECKPOINT_SAMPLES)
 CONFIGS = {"tvd": STREAM, "default (changepoint)": DEFAULT_STREAM}
-# Samples the stream takes, in checkpointed batches of 100, before the one a crash cuts short.
+# Samples the stream takes, in batches that each write a checkpoint, before the one a crash
+# cuts short.
 HISTORY = 2000
 REPEATS = 7
 
@@ -48,9 +50,12 @@ def samples(start: int, count: int) -> list[dict[str, float]]:
     return [{"t": float(start + i), "volume": float(v)} for i, v in enumerate(volumes)]
 
 
-def measure(config: dict[str, Any], size: int) -> tuple[int, list[float], float, float]:
-    """Samples replayed, the in-process load times, the first and second POST after a
-    restart (seconds), for a stream of ``config`` checkpointed every ``size`` samples."""
+def measure(
+    config: dict[str, Any], size: int
+) -> tuple[int, list[float], list[float], float, float]:
+    """Samples replayed, the in-process load wall and CPU times, the first and second POST
+    after a restart (seconds), for a stream of ``config`` checkpointed every ``size``
+    samples."""
     env = {"STEADYSCALE_CHECKPOINT_SAMPLES": str(size)}
     spec = build_scaler(StreamConfig.model_validate(config)).spec
     interval = CheckpointPolicy(size).interval(sample_seconds(spec))
@@ -59,47 +64,51 @@ def measure(config: dict[str, Any], size: int) -> tuple[int, list[float], float,
         server = Served(path, env)
         with httpx.Client(base_url=server.url, timeout=120) as http:
             http.put("/v1/streams/s", json=config).raise_for_status()
-            for start in range(0, HISTORY, 100):
-                batch = {"samples": samples(start, 100)}
+            step = max(interval, 100)  # each reaches the interval: a checkpoint
+            for start in range(0, HISTORY, step):
+                batch = {"samples": samples(start, step)}
                 http.post("/v1/streams/s/samples", json=batch).raise_for_status()
+            end = len(range(0, HISTORY, step)) * step
             if interval > 1:  # one short of the next checkpoint
-                last = {"samples": samples(HISTORY, interval - 1)}
+                last = {"samples": samples(end, interval - 1)}
                 http.post("/v1/streams/s/samples", json=last).raise_for_status()
         server.kill()
         storage = Storage(path / "steadyscale.db")
-        loads = []
+        loads, cpu = [], []
         for _ in range(REPEATS):
-            began = time.perf_counter()
+            began, used = time.perf_counter(), time.process_time()
             entry, _ = ScalerCache().load(storage, "s")
             loads.append(time.perf_counter() - began)
+            cpu.append(time.process_time() - used)
         storage.close()
         replayed = entry.pending
         restarted = Served(path, env)
         posts = []
         with httpx.Client(base_url=restarted.url, timeout=120) as http:
-            for t in (HISTORY + interval, HISTORY + interval + 1):
+            for t in (end + interval, end + interval + 1):
                 one = {"samples": [{"t": float(t), "volume": 300.0}]}
                 began = time.perf_counter()
                 http.post("/v1/streams/s/samples", json=one).raise_for_status()
                 posts.append(time.perf_counter() - began)
         restarted.__exit__()
-    return replayed, loads, posts[0], posts[1]
+    return replayed, loads, cpu, posts[0], posts[1]
 
 
 def crash_load() -> None:
     """The table, filter by N, and the verdict at the largest N."""
     print(f"{'filter':22s} {'N':>5s} {'replayed':>8s} {'load ms':>8s} {'slowest':>8s} "
-          f"{'1st POST ms':>11s} {'2nd POST ms':>11s}")  # fmt: skip
-    worst = 0.0
+          f"{'CPU ms':>7s} {'1st POST ms':>11s} {'2nd POST ms':>11s}")  # fmt: skip
+    worst = worst_cpu = 0.0
     for name, config in CONFIGS.items():
         for size in SIZES:
-            replayed, loads, first, second = measure(config, size)
-            median = float(np.median(loads))
+            replayed, loads, cpu, first, second = measure(config, size)
+            median, used = float(np.median(loads)), float(np.median(cpu))
             if size == SIZES[-1]:
-                worst = max(worst, median)
+                worst, worst_cpu = max(worst, median), max(worst_cpu, used)
             slowest = max(loads) * 1000
             print(f"{name:22s} {size:5d} {replayed:8d} {median * 1000:8.1f} {slowest:8.1f} "
-                  f"{first * 1000:11.1f} {second * 1000:11.1f}")  # fmt: skip
+                  f"{used * 1000:7.1f} {first * 1000:11.1f} {second * 1000:11.1f}")  # fmt: skip
     verdict = "met" if worst <= 0.05 else "NOT met"
     print(f"loading a stream after a crash at the largest N ({SIZES[-1]}): {worst * 1000:.1f} ms "
-          f"(median, the slower filter); target <= 50 ms: {verdict}")  # fmt: skip
+          f"(median wall time, the slower filter; {worst_cpu * 1000:.1f} ms of CPU); "
+          f"target <= 50 ms: {verdict}")  # fmt: skip
