@@ -11,6 +11,8 @@ Sections (``--only`` picks some; all by default):
   endpoint's request rate with one client, >= 50 % with four; 100-sample batches at >= 2x the
   baseline's samples/s. The streams run ``tvd``; one more scenario posts to a stream with the
   default filter (``changepoint`` + ``confidence``), whose state is larger.
+* ``writepath`` (``benchmarks.service_writepath``): CPU per batch of the write path alone (in
+  process, no HTTP), this checkout and ``--baseline``'s.
 * ``load`` (``benchmarks.service_load``): loading a stream after a crash, between two
   checkpoints, at each ``checkpoint_samples`` N up to the largest allowed. Target: <= 50 ms
   at the largest N.
@@ -62,6 +64,7 @@ import numpy as np
 from benchmarks.served import JSON, ROOT, STREAM, Served, cpu_seconds
 from benchmarks.service_load import crash_load
 from benchmarks.service_throughput import Result, drive, throughput
+from benchmarks.service_writepath import write_path
 from service.models import Sample, StreamConfig
 from service.storage import Storage
 from service.streams import StreamService
@@ -543,7 +546,16 @@ def replicas(seconds: float, rounds: int, database_url: str | None) -> None:
 
 
 def main() -> None:
-    sections = ["throughput", "load", "attack", "fuzz", "bodies", "streams", "replicas"]
+    sections = [
+        "throughput",
+        "writepath",
+        "load",
+        "attack",
+        "fuzz",
+        "bodies",
+        "streams",
+        "replicas",
+    ]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(sections), help="sections, comma-separated")
     parser.add_argument("--seconds", type=float, default=6.0, help="per scenario (%(default)s)")
@@ -556,7 +568,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         type=Path,
-        help="throughput: another steadyscale checkout whose service runs the same scenarios",
+        help="throughput, writepath: another steadyscale checkout measured in the same run",
     )
     args = parser.parse_args()
     chosen = args.only.split(",")
@@ -565,6 +577,7 @@ def main() -> None:
         parser.error(f"unknown sections {sorted(unknown)}; choose from {sections}")
     runs: dict[str, Callable[[], None]] = {
         "throughput": lambda: throughput(args.seconds, args.baseline),
+        "writepath": lambda: write_path(args.baseline),
         "load": crash_load,
         "attack": attack,
         "fuzz": lambda: fuzz(args.fuzz_examples),
