@@ -15,7 +15,7 @@ SIGKILLed. Then, on the files it left:
 * ``first POST``: a restarted server's first 1-sample POST to the stream (the load, the sample,
   HTTP), and its second, for comparison.
 
-Target: load <= 50 ms at the largest N.
+Target: load <= 50 ms at the largest N the setting allows (``MAX_CHECKPOINT_SAMPLES``).
 """
 
 from __future__ import annotations
@@ -103,12 +103,13 @@ def crash_load() -> None:
         for size in SIZES:
             replayed, loads, cpu, first, second = measure(config, size)
             median, used = float(np.median(loads)), float(np.median(cpu))
-            if size == SIZES[-1]:
+            if size == MAX_CHECKPOINT_SAMPLES:
                 worst, worst_cpu = max(worst, median), max(worst_cpu, used)
             slowest = max(loads) * 1000
             print(f"{name:22s} {size:5d} {replayed:8d} {median * 1000:8.1f} {slowest:8.1f} "
                   f"{used * 1000:7.1f} {first * 1000:11.1f} {second * 1000:11.1f}")  # fmt: skip
     verdict = "met" if worst <= 0.05 else "NOT met"
-    print(f"loading a stream after a crash at the largest N ({SIZES[-1]}): {worst * 1000:.1f} ms "
+    print(f"loading a stream after a crash at the largest N allowed ({MAX_CHECKPOINT_SAMPLES}): "
+          f"{worst * 1000:.1f} ms "
           f"(median wall time, the slower filter; {worst_cpu * 1000:.1f} ms of CPU); "
           f"target <= 50 ms: {verdict}")  # fmt: skip
