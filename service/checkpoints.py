@@ -45,8 +45,8 @@ from service.rows import Applied
 
 # Samples between two checkpoints, by default (the setting checkpoint_samples): the state is
 # then written with one batch of 1-sample POSTs in 100 (its cost, 0.1-0.3 ms, spread to 1-3 µs
-# a sample), and a load replays at most 99 samples, about 3 ms for the default filter
-# (27 µs a sample measured, docs/benchmarks.md). Batches of 100 or more checkpoint every time.
+# a sample), and a load replays at most 99 samples, about 4 ms of CPU for tvd or the default
+# filter (docs/benchmarks.md). Batches of 100 or more checkpoint every time.
 CHECKPOINT_SAMPLES = 100
 # The largest the setting may be, so that loading a stream after a crash stays within the 50 ms
 # issue 32 sets: replaying 768 samples (N = 1000, capped by REPLAY_SECONDS) took 26 ms of CPU
