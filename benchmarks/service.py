@@ -3,12 +3,19 @@ streams (issue 14's targets). Every figure comes from real `steadyscale serve` p
 
 Sections (``--only`` picks some; all by default):
 
-* ``throughput``: `steadyscale serve` and a bare FastAPI app whose POST handler does nothing
-  (the ceiling: HTTP, JSON and the framework, no filtering, no storage), one uvicorn worker
-  each; client threads (http.client, keep-alive) post for ``--seconds`` per scenario. Targets:
-  1-sample POSTs at >= 50 % of the bare endpoint's request rate; >= 20,000 samples/s with
-  100-sample batches. The streams run ``tvd``; one more scenario posts to a stream with the
+* ``throughput`` (``benchmarks.service_throughput``): `steadyscale serve` and a bare FastAPI
+  app whose POST handler does nothing (the ceiling: HTTP, JSON and the framework, no filtering,
+  no storage), one uvicorn worker each; client threads (http.client, keep-alive) post for
+  ``--seconds`` per scenario; with ``--baseline DIR`` another checkout's service runs the same
+  scenarios in the same run. Targets (issue 32): 1-sample POSTs at >= 60 % of the bare
+  endpoint's request rate with one client, >= 50 % with four; 100-sample batches at >= 2x the
+  baseline's samples/s. The streams run ``tvd``; one more scenario posts to a stream with the
   default filter (``changepoint`` + ``confidence``), whose state is larger.
+* ``writepath`` (``benchmarks.service_writepath``): CPU per batch of the write path alone (in
+  process, no HTTP), this checkout and ``--baseline``'s.
+* ``load`` (``benchmarks.service_load``): loading a stream after a crash, between two
+  checkpoints, at each ``checkpoint_samples`` N up to the largest allowed. Target: <= 50 ms
+  at the largest N.
 * ``attack``: about 140 hand-made bad requests (bodies, values, ids, methods, headers). Target:
   no 5xx; every 4xx body names the field, the value (cut short) and what is allowed, is under
   64 KB, and leaves the stream as it was; RSS growth per request.
@@ -30,6 +37,7 @@ Sections (``--only`` picks some; all by default):
     .venv/bin/python -m benchmarks.service                     # everything, about 3 minutes
     .venv/bin/python -m benchmarks.service --only attack,bodies --seconds 2
     .venv/bin/python -m benchmarks.service --only replicas --seconds 5 --rounds 5
+    .venv/bin/python -m benchmarks.service --only throughput --baseline /tmp/base  # vs a checkout
 """
 
 from __future__ import annotations
@@ -40,254 +48,31 @@ import json
 import multiprocessing
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
-from fastapi import FastAPI
 
+from benchmarks.served import JSON, ROOT, STREAM, Served, cpu_seconds
+from benchmarks.service_load import crash_load
+from benchmarks.service_throughput import Result, drive, throughput
+from benchmarks.service_writepath import write_path
 from service.models import Sample, StreamConfig
 from service.storage import Storage
 from service.streams import StreamService
-
-STREAM = {
-    "filter": {"name": "tvd"},
-    "policy": {"capacity": 50.0, "min_operators": 1},
-    "guards": [{"name": "hysteresis", "band": 0.02}],
-    "operators": 4,
-}
-# A stream as a user who leaves the filter out gets it (changepoint + confidence).
-DEFAULT_STREAM = {"policy": {"capacity": 50.0, "min_operators": 1}, "operators": 4}
-JSON = {"content-type": "application/json"}
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def start(
-    command: list[str], port: int, env: dict[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(command, env={**os.environ, **(env or {})})
-    deadline = time.monotonic() + 60.0
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1.0)
-            return process
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit(f"{command} did not start")
-
-
-class Served:
-    """`steadyscale serve` on ``data`` in a process of its own, on a free port."""
-
-    def __init__(self, data: Path, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        command = [sys.executable, "-m", "simulator.cli", "serve", "--port", str(self.port),
-                   "--data-dir", str(data), "--log-level", "warning"]  # fmt: skip
-        self.process = start(command, self.port, env)
-
-    def __enter__(self) -> Served:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-    def memory(self, field: str = "VmRSS") -> float:
-        """The server's ``VmRSS`` (or ``VmHWM``, the peak), MB."""
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return int(re.search(rf"{field}:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
-
-    def reset_peak(self) -> None:
-        """Start ``VmHWM`` again from the current RSS (Linux: clear_refs 5)."""
-        Path(f"/proc/{self.process.pid}/clear_refs").write_text("5")
-
-    def statuses(self) -> Counter[str]:
-        """Requests answered so far, by status, from the server's own counter."""
-        counts: Counter[str] = Counter()
-        text = httpx.get(f"{self.url}/metrics", timeout=30).text
-        for match in re.finditer(
-            r'^steadyscale_http_requests_total\{.*status="(\d+)"\} (\S+)$', text, re.M
-        ):
-            counts[match[1]] += int(float(match[2]))
-        return counts
 
 
 def percentiles(seconds: list[float]) -> str:
     p50, p99, top = np.percentile(seconds, [50, 99, 100]) * 1000.0
     return f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {top:.1f} ms ({len(seconds)} requests)"
-
-
-bare = FastAPI()
-
-
-@bare.post("/bare")
-async def bare_endpoint(body: dict[str, object]) -> dict[str, int]:
-    """Reads the JSON body like the service does, and answers at once (async, like the
-    service's routes, so that no thread hop is counted against the ceiling)."""
-    return {"accepted": 0}
-
-
-@dataclass
-class Result:
-    name: str
-    requests: int
-    samples: int
-    seconds: float
-    latencies: list[float]
-
-    def row(self) -> str:
-        p50, p99 = np.percentile(self.latencies, [50, 99]) * 1000.0
-        rate, volume = self.requests / self.seconds, self.samples / self.seconds
-        return f"{self.name:44s} {rate:9.0f} {volume:10.0f} {p50:8.2f} {p99:8.2f}"
-
-
-def drive(
-    name: str,
-    url: str | Sequence[str],
-    path_of: list[str],
-    batch: int,
-    threads: int,
-    seconds: float,
-    clock: dict[str, int] | None = None,
-    rounds: int | None = None,
-) -> Result:
-    """``threads`` clients; thread k posts to the paths ``path_of[k::threads]`` in turn, at
-    ``url`` (or, given several, at the k-th in turn: clients spread over replicas), for
-    ``seconds``, or ``rounds`` times over its paths. ``clock`` holds each path's next ``t``, so
-    that a later run on the same streams goes on from there."""
-    urls = [url] if isinstance(url, str) else list(url)
-    clock = {} if clock is None else clock
-    lock = threading.Lock()
-    latencies: list[float] = []
-    counts = [0, 0]
-    stop_at = time.perf_counter() + seconds
-
-    def client(k: int) -> None:
-        mine = path_of[k::threads]
-        for path in mine:
-            clock.setdefault(path, 0)
-        local: list[float] = []
-        sent = 0
-        # http.client, keep-alive: a load generator about a quarter as heavy as httpx, which
-        # shares the machine's cores with the servers it measures.
-        address = httpx.URL(urls[k % len(urls)])
-        connection = HTTPConnection(address.host, address.port, timeout=30.0)
-        try:
-            done = 0
-            while (time.perf_counter() < stop_at) if rounds is None else (done < rounds):
-                done += 1
-                for path in mine:
-                    t0 = clock[path]
-                    body = {"samples": [{"t": float(t0 + i), "volume": 300.0 + (t0 + i) % 7}
-                                        for i in range(batch)]}  # fmt: skip
-                    began = time.perf_counter()
-                    connection.request("POST", path, json.dumps(body).encode(), JSON)
-                    answer = connection.getresponse()
-                    text = answer.read()
-                    local.append(time.perf_counter() - began)
-                    if answer.status != 200:
-                        raise SystemExit(f"{path}: {answer.status} {text[:200]!r}")
-                    clock[path] = t0 + batch
-                    sent += 1
-        finally:
-            connection.close()
-        with lock:
-            latencies.extend(local)
-            counts[0] += sent
-            counts[1] += sent * batch
-
-    workers = [threading.Thread(target=client, args=(k,)) for k in range(threads)]
-    began = time.perf_counter()
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    return Result(name, counts[0], counts[1], time.perf_counter() - began, latencies)
-
-
-def throughput(seconds: float) -> None:
-    """1-sample and 100-sample POSTs against the bare endpoint, in one run."""
-    bare_port = free_port()
-    with tempfile.TemporaryDirectory() as data, Served(Path(data) / "data") as service:
-        ceiling = start([sys.executable, "-m", "uvicorn", "benchmarks.service:bare", "--port",
-                         str(bare_port), "--log-level", "warning"], bare_port)  # fmt: skip
-        try:
-            url, bare_url = service.url, f"http://127.0.0.1:{bare_port}"
-            with httpx.Client(base_url=url) as http:
-                for k in range(100):
-                    http.put(f"/v1/streams/s{k}", json=STREAM).raise_for_status()
-                http.put("/v1/streams/default", json=DEFAULT_STREAM).raise_for_status()
-            one = ["/v1/streams/s0/samples"]
-            hundred = [f"/v1/streams/s{k}/samples" for k in range(100)]
-            # Throughput is the steady state of a service that has run a while: each stream's
-            # Scaler loaded and its cost known. Reaching it (the first samples of 100 streams)
-            # is timed on its own.
-            clock: dict[str, int] = {}
-            cold = drive("service, first 10 samples of 100 streams, 1 client", url, hundred, 1,
-                         1, 0.0, clock, rounds=10)  # fmt: skip
-            results = []
-            for threads in (1, 4):
-                results += [
-                    drive(f"bare endpoint, 1 sample, {threads} client(s)", bare_url,
-                          ["/bare"] * threads, 1, threads, seconds),
-                    drive(f"service, 1 sample, {'1 stream' if threads == 1 else '100 streams'}, "
-                          f"{threads} client(s)", url, one if threads == 1 else hundred, 1,
-                          threads, seconds, clock),
-                ]  # fmt: skip
-            results += [
-                drive("service, 1 sample, the default filter, 1 client", url,
-                      ["/v1/streams/default/samples"], 1, 1, seconds, clock),
-                drive("service, 100 samples, 1 stream, 1 client", url, one, 100, 1, seconds,
-                      clock),
-                drive("service, 100 samples, 100 streams, 4 clients", url, hundred, 100, 4,
-                      seconds, clock),
-            ]  # fmt: skip
-        finally:
-            ceiling.terminate()
-    print(f"{'scenario':44s} {'req/s':>9s} {'samples/s':>10s} {'p50 ms':>8s} {'p99 ms':>8s}")
-    for result in [*results, cold]:
-        print(result.row())
-    by = {r.name: r for r in results}
-
-    def rate(name: str) -> float:
-        return by[name].requests / by[name].seconds
-
-    single = rate("service, 1 sample, 1 stream, 1 client(s)") / rate(
-        "bare endpoint, 1 sample, 1 client(s)"
-    )
-    many = rate("service, 1 sample, 100 streams, 4 client(s)") / rate(
-        "bare endpoint, 1 sample, 4 client(s)"
-    )
-    default = rate("service, 1 sample, the default filter, 1 client") / rate(
-        "bare endpoint, 1 sample, 1 client(s)"
-    )
-    batched = max(r.samples / r.seconds for r in results if "100 samples" in r.name)
-    verdict = "met" if min(single, many) >= 0.5 else "NOT met"
-    print(f"1-sample POSTs vs bare endpoint: {single:.0%} (1 client), {many:.0%} (4 clients, "
-          f"100 streams); target >= 50 %: {verdict}; with the default filter {default:.0%} "
-          "(1 client)")  # fmt: skip
-    print(f"100-sample batches: {batched:,.0f} samples/s; target >= 20,000: "
-          f"{'met' if batched >= 20_000 else 'NOT met'}")  # fmt: skip
 
 
 @dataclass
@@ -662,15 +447,6 @@ def streams(count: int, seconds: float) -> None:
     print(f"growth from 1,000 to {count:,} streams touched: {per_stream:.2f} KB per stream")
 
 
-def cpu_seconds(pids: Sequence[int]) -> float:
-    """CPU time (user + system) the processes ``pids`` have used so far, seconds."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def machine_busy() -> float:
     """CPU seconds the whole machine has spent busy (not idle, not waiting for I/O)."""
     ticks = [int(field) for field in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
@@ -770,7 +546,16 @@ def replicas(seconds: float, rounds: int, database_url: str | None) -> None:
 
 
 def main() -> None:
-    sections = ["throughput", "attack", "fuzz", "bodies", "streams", "replicas"]
+    sections = [
+        "throughput",
+        "writepath",
+        "load",
+        "attack",
+        "fuzz",
+        "bodies",
+        "streams",
+        "replicas",
+    ]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(sections), help="sections, comma-separated")
     parser.add_argument("--seconds", type=float, default=6.0, help="per scenario (%(default)s)")
@@ -780,13 +565,20 @@ def main() -> None:
         "--database-url", help="PostgreSQL for replicas (default: a server of its own)"
     )
     parser.add_argument("--rounds", type=int, default=3, help="replicas: (%(default)s)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="throughput, writepath: another steadyscale checkout measured in the same run",
+    )
     args = parser.parse_args()
     chosen = args.only.split(",")
     unknown = set(chosen) - set(sections)
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; choose from {sections}")
     runs: dict[str, Callable[[], None]] = {
-        "throughput": lambda: throughput(args.seconds),
+        "throughput": lambda: throughput(args.seconds, args.baseline),
+        "writepath": lambda: write_path(args.baseline),
+        "load": crash_load,
         "attack": attack,
         "fuzz": lambda: fuzz(args.fuzz_examples),
         "bodies": bodies,

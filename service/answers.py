@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
 from fastapi import Response
+from pydantic import TypeAdapter
 
 from scaling import Decision
 from service.models import DecisionOut, Problem
+
+# Decisions serialised as the Scaler made them: Decision has DecisionOut's fields in its order,
+# so the bytes are those of list[DecisionOut], without validating each decision into a model
+# first, which cost five times the serialising itself (2.1 ms against 0.4 for 100 decisions;
+# issue 32, 100-sample batches).
+_DECISIONS = TypeAdapter(list[Decision])
+_OPTIONAL_FLOAT = TypeAdapter(float | None)
 
 
 def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -24,3 +33,22 @@ def json_answer(body: bytes) -> Response:
 
 def decision_out(decision: Decision) -> DecisionOut:
     return DecisionOut.model_validate(decision, from_attributes=True)
+
+
+def decisions_json(decisions: Sequence[Decision]) -> bytes:
+    """``decisions`` as JSON, byte for byte what ``list[DecisionOut]`` serialises."""
+    return _DECISIONS.dump_json(list(decisions))
+
+
+def batch_answer(
+    accepted: int, duplicates: int, operators: int, decisions: Sequence[Decision]
+) -> bytes:
+    """A ``BatchOut`` as JSON, byte for byte what the model serialises."""
+    head = f'{{"accepted":{accepted},"duplicates":{duplicates},"operators":{operators},"decisions":'
+    return head.encode() + decisions_json(decisions) + b"}"
+
+
+def history_answer(decisions: Sequence[Decision], next_since: float | None) -> bytes:
+    """A ``HistoryOut`` as JSON, byte for byte what the model serialises."""
+    tail = b',"next_since":' + _OPTIONAL_FLOAT.dump_json(next_since) + b"}"
+    return b'{"decisions":' + decisions_json(decisions) + tail

@@ -52,6 +52,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.checkpoints import CheckpointPolicy
 from service.dashboard import OPEN_PATHS, OPEN_PREFIX, dashboard
 from service.errors import ServiceError, Unavailable
 from service.health import LoopWatch
@@ -138,6 +139,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
             metrics=metrics,
             work_budget=settings.work_budget,
             lock_timeout=settings.lock_timeout,
+            checkpoints=CheckpointPolicy(settings.checkpoint_samples, settings.checkpoint_seconds),
         )
         # Everything loaded so far (modules, the app, restored series) lives as long as the
         # process: out of the collector's reach, a full collection no longer walks it. Such a

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from service.errors import SampleConflict
 from service.models import Sample
-from service.store import REPEATED, Store
+from service.rows import REPEATED
+from service.store import Store
 
 
 def check_increasing(samples: Sequence[Sample]) -> None:

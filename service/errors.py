@@ -190,3 +190,17 @@ class StreamContended(ServiceError):
             f"({attempts} attempts); nothing was stored, retry later"
         )
         super().__init__(503, message, headers={"Retry-After": "1"})
+
+
+class ReplayMismatch(ServiceError):
+    """Fed again the samples applied after its checkpoint (``service.checkpoints``), the
+    stream's Scaler refused one it once took: the stream is not served (500), since it could
+    not be brought back without dropping an acknowledged sample. Never the request's fault."""
+
+    def __init__(self, stream_id: str, t: float, why: str) -> None:
+        message = (
+            f"stream {stream_id!r} cannot be loaded: replaying the sample at t={t!r} after its "
+            f"checkpoint, {why}; nothing was stored. PUT its configuration with ?reset=true to "
+            "start it afresh, and report this"
+        )
+        super().__init__(500, message)

@@ -44,14 +44,8 @@ from psycopg_pool import ConnectionPool
 
 from scaling import Decision
 from service.migrations import migrate
-from service.store import (
-    DECISION_COLUMNS,
-    LOCK_TIMEOUT,
-    StorageBusy,
-    StorageUnavailable,
-    Store,
-    decision_row,
-)
+from service.rows import DECISION_COLUMNS, decision_row
+from service.store import LOCK_TIMEOUT, StorageBusy, StorageUnavailable, Store
 
 # PostgreSQL's schema, version by version, as SQLite's in service.storage: the same tables and
 # columns (REAL is 4 bytes in PostgreSQL, hence DOUBLE PRECISION; BIGINT for SQLite's 64-bit
@@ -95,6 +89,16 @@ ALTER TABLE decisions ADD COLUMN code TEXT NOT NULL DEFAULT 'Steady',
     ADD COLUMN explain TEXT;
 UPDATE decisions SET code = CASE action WHEN 'up' THEN 'ScaledUp' WHEN 'down' THEN 'ScaledDown'
     ELSE 'Steady' END;
+""",
+    """
+CREATE TABLE checkpoints (
+    stream TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    t DOUBLE PRECISION,
+    written DOUBLE PRECISION NOT NULL
+);
+INSERT INTO checkpoints (stream, state, t, written) SELECT id, state, t, 0 FROM streams;
+ALTER TABLE streams DROP COLUMN state;
 """,
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -262,6 +266,13 @@ class PostgresStorage(Store):
                     )
                 except psycopg.errors.LockNotAvailable:
                     raise StorageBusy(self._where) from None
+            yield db
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[Connection[Any]]:
+        # READ COMMITTED takes a snapshot per statement; REPEATABLE READ one per transaction.
+        with self._connection() as db:
+            db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             yield db
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from scaling.legacy import mapped_settings
-from service.answers import decision_out, json_answer, problems
+from service.answers import batch_answer, decision_out, history_answer, json_answer, problems
 from service.body import JSONRoute
 from service.errors import ServiceError, StoredConfigUnreadable
 from service.health import LoopWatch
@@ -46,7 +46,7 @@ from service.models import (
 from service.pull.health import SourceHealth
 from service.pull.runner import Pull, get_pull
 from service.readiness import NotReady, readiness
-from service.store import StoredStream
+from service.rows import StoredStream
 from service.streams import StreamService
 
 
@@ -259,17 +259,14 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
     """
     result = await streams.post_samples_async(stream_id, batch.samples)
 
-    def answer() -> BatchOut:
-        return BatchOut(
-            accepted=result.accepted,
-            duplicates=result.duplicates,
-            operators=result.operators,
-            decisions=[decision_out(decision) for decision in result.decisions],
+    def answer() -> Response:
+        return json_answer(
+            batch_answer(result.accepted, result.duplicates, result.operators, result.decisions)
         )
 
     if len(result.decisions) <= LARGE_ANSWER:
-        return _answer(answer)
-    return await run_in_threadpool(_answer, answer)
+        return answer()
+    return await run_in_threadpool(answer)
 
 
 @api.get("/v1/streams/{stream_id}/decision", tags=["streams"], responses=problems(404, 422))
@@ -298,14 +295,12 @@ async def history(
 ) -> Response:
     """The stream's retained decisions, oldest first, a page at a time."""
 
-    def page() -> HistoryOut:
+    def page() -> Response:
         decisions = streams.history(stream_id, since, limit)
-        return HistoryOut(
-            decisions=[decision_out(decision) for decision in decisions],
-            next_since=decisions[-1].t if len(decisions) == limit else None,
-        )
+        next_since = decisions[-1].t if len(decisions) == limit else None
+        return json_answer(history_answer(decisions, next_since))
 
-    return await run_in_threadpool(_answer, page)
+    return await run_in_threadpool(page)
 
 
 @api.get("/v1/streams/{stream_id}/metric", tags=["streams"], responses=problems(404, 422))

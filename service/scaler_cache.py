@@ -1,9 +1,9 @@
 """The Scalers of the streams used last, kept in memory between batches.
 
-The database is the truth; a cached Scaler only saves rebuilding it from the stored spec and
-state for every batch. ``StreamService`` checks it against the stored revision where that
-matters (see ``service.streams``) and drops it whenever a batch fails after the Scaler has
-seen a sample.
+The database is the truth; a cached Scaler only saves rebuilding it from the stored spec,
+checkpoint and samples since (``service.checkpoints``) for every batch. ``StreamService``
+checks it against the stored revision where that matters (see ``service.streams``) and drops
+it whenever a batch fails after the Scaler has seen a sample.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from filters.base import MissingDependency
 from scaling import Scaler
 from service.budget import sample_seconds
+from service.checkpoints import replay
 from service.errors import StoredConfigUnreadable, StoredFilterMissing, StreamNotFound
 from service.scalers import missing_error
 from service.store import Store
@@ -26,7 +27,8 @@ CACHE_SIZE = 1024
 @dataclass
 class CachedScaler:
     """A stream's Scaler as of the stored ``revision``, whose last applied sample is at
-    ``last_t``."""
+    ``last_t``; ``pending`` samples were applied after its last checkpoint, written at
+    ``written`` (Unix seconds)."""
 
     scaler: Scaler
     revision: str
@@ -37,6 +39,17 @@ class CachedScaler:
     cost: float | None = None
     # Whether the stream polls a source (service.pull): then it takes polled samples only.
     pulled: bool = False
+    pending: int = 0
+    written: float = 0.0
+
+    def committed(self, revision: str, last_t: float, count: int, checkpoint: float | None) -> None:
+        """A batch of ``count`` samples up to ``last_t`` was stored at ``revision``, with a
+        checkpoint written at ``checkpoint`` (Unix seconds) or without one (``None``)."""
+        self.revision, self.last_t = revision, last_t
+        if checkpoint is None:
+            self.pending += count
+        else:
+            self.pending, self.written = 0, checkpoint
 
     def measured(self, seconds_per_sample: float) -> None:
         """Fold a batch's cost per sample into ``cost`` (halving the weight of the past)."""
@@ -71,7 +84,7 @@ class ScalerCache:
         stored = storage.load(stream_id)
         if stored is None:
             raise StreamNotFound(stream_id)
-        stream, state = stored
+        stream, checkpoint = stored
         # A stream's source is stored beside its Scaler's spec, not part of it.
         spec = {key: value for key, value in stream.spec.items() if key != "source"}
         try:
@@ -80,13 +93,16 @@ class ScalerCache:
             raise StoredConfigUnreadable(stream_id, error) from None
         except MissingDependency as missing:
             raise StoredFilterMissing(stream_id, missing_error("filter", missing)) from None
-        scaler.load_state_dict(state)
+        scaler.load_state_dict(checkpoint.state)
+        replay(stream_id, scaler, checkpoint.after)
         entry = CachedScaler(
             scaler,
             stream.revision,
             stream.t,
             sample_seconds(spec),
             pulled="source" in stream.spec,
+            pending=len(checkpoint.after),
+            written=checkpoint.written,
         )
         with self._guard:
             self._entries[stream_id] = entry

@@ -117,7 +117,10 @@ def listen(host: str, port: int, option: str) -> socket.socket:
     """A socket bound to ``host:port`` (as uvicorn binds one), or ``OSError`` in one line
     naming the address and ``option``."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio sets TCP_NODELAY only on connections whose socket
+    # says TCP, and without it every answer (headers, then body: two writes) waited for the
+    # client's delayed ACK, 40 ms on Linux (a 1-sample POST took 44 ms instead of 1).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

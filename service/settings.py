@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from starlette.requests import Request
 
 from service.budget import WORK_BUDGET
+from service.checkpoints import CHECKPOINT_SAMPLES, CHECKPOINT_SECONDS, MAX_CHECKPOINT_SAMPLES
 from service.pull.settings import PullSettings
 
 
@@ -59,6 +60,22 @@ class Settings(BaseSettings, PullSettings):
         default=100_000,
         ge=1,
         description="Samples and decisions kept per stream; older ones are pruned.",
+    )
+    checkpoint_samples: int = Field(
+        default=CHECKPOINT_SAMPLES,
+        ge=1,
+        le=MAX_CHECKPOINT_SAMPLES,
+        description="Samples after which a stream's Scaler state is written again (a "
+        "checkpoint; at most retention, fewer for a costly filter: service.checkpoints). Every "
+        "sample is stored with its batch; loading a stream replays the samples since its "
+        "checkpoint, so this bounds that work. 1 writes the state with every batch.",
+    )
+    checkpoint_seconds: float = Field(
+        default=CHECKPOINT_SECONDS,
+        gt=0,
+        le=86400,
+        description="Seconds after which a stream's next batch writes its state whatever the "
+        "count of samples since the last checkpoint.",
     )
     cache_streams: int = Field(
         default=1024,

@@ -89,6 +89,31 @@ ALTER TABLE decisions ADD COLUMN explain TEXT;
 UPDATE decisions SET code = CASE action WHEN 'up' THEN 'ScaledUp' WHEN 'down' THEN 'ScaledDown'
     ELSE 'Steady' END;
 """,
+    # 4: the Scaler's state moves to a table of its own, written every so many samples
+    # (service.checkpoints) instead of with every batch; a stream's state so far holds every
+    # sample it applied. streams is rebuilt without it (DROP COLUMN needs SQLite 3.35).
+    """
+CREATE TABLE checkpoints (
+    stream TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    t REAL,
+    written REAL NOT NULL
+);
+INSERT INTO checkpoints (stream, state, t, written) SELECT id, state, t, 0 FROM streams;
+CREATE TABLE streams_without_state (
+    id TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
+    initial_operators INTEGER NOT NULL,
+    operators INTEGER NOT NULL,
+    t REAL,
+    retained INTEGER NOT NULL,
+    revision TEXT NOT NULL
+);
+INSERT INTO streams_without_state
+    SELECT id, spec, initial_operators, operators, t, retained, revision FROM streams;
+DROP TABLE streams;
+ALTER TABLE streams_without_state RENAME TO streams;
+""",
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -207,6 +232,17 @@ class Storage(Store):
                         db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
         finally:
             self._write_lock.release()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        # In WAL mode a read transaction sees the database as of its first read.
+        with self._connection() as db:
+            db.execute("BEGIN")
+            try:
+                yield db
+            finally:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
 
     def busy(self) -> bool:
         return self._write_lock.locked()

@@ -8,22 +8,30 @@ for PostgreSQL's driver) and add only how they connect, start a write transactio
 their columns; both create and upgrade their schema through ``service.migrations``, from per-version
 statements, recording the version reached (SQLite's ``user_version``, a PostgreSQL table).
 
-A batch is exactly-once, whichever replica applies it, by ``append``: the decisions, the new
-state and a new revision in one transaction, conditional on the stream still being at the
-revision its writer read (compare-and-set: the loser stores nothing, ``StaleRevision``).
+A batch is exactly-once, whichever replica applies it, by ``append``: the decisions, a new
+revision and, now and then, a checkpoint of the Scaler's state in one transaction, conditional
+on the stream still being at the revision its writer read (compare-and-set: the loser stores
+nothing, ``StaleRevision``). Between checkpoints the state is not written: ``load`` reads the
+last checkpoint and the samples applied after it, which the caller feeds to the Scaler again
+(``service.checkpoints``); every applied sample is a row of ``decisions``, kept until a
+checkpoint has taken it.
 
-Schema (version 3)::
+Schema (version 4)::
 
-    streams    id TEXT PRIMARY KEY, spec TEXT (Scaler.spec, JSON), initial_operators INTEGER,
-               state TEXT (Scaler.state_dict(), JSON), operators INTEGER (after the last
-               decision), t REAL (of the last decision, NULL before any), retained INTEGER
-               (rows in decisions), revision TEXT (new on every write)
-    decisions  stream TEXT, t REAL, volume REAL, filtered REAL, previous INTEGER,
-               operators INTEGER, action TEXT, reason TEXT, backlog REAL, running INTEGER,
-               processed REAL (the last three as the job reported them with the sample, NULL
-               when it did not), code TEXT (the reason code), explain TEXT (the decision's
-               record, JSON; NULL in rows from before version 3); PRIMARY KEY (stream, t)
-    probe      what the readiness probe writes after a failed write
+    streams      id TEXT PRIMARY KEY, spec TEXT (Scaler.spec, JSON), initial_operators INTEGER,
+                 operators INTEGER (after the last decision), t REAL (of the last decision,
+                 NULL before any), retained INTEGER (rows in decisions), revision TEXT (new on
+                 every write)
+    checkpoints  stream TEXT PRIMARY KEY, state TEXT (Scaler.state_dict(), JSON, once the
+                 sample at t was applied), t REAL (NULL: the state the stream was created
+                 with), written REAL (Unix seconds); one row per stream (version 4: the state
+                 was a column of streams, written at every batch)
+    decisions    stream TEXT, t REAL, volume REAL, filtered REAL, previous INTEGER,
+                 operators INTEGER, action TEXT, reason TEXT, backlog REAL, running INTEGER,
+                 processed REAL (the last three as the job reported them with the sample, NULL
+                 when it did not), code TEXT (the reason code), explain TEXT (the decision's
+                 record, JSON; NULL in rows from before version 3); PRIMARY KEY (stream, t)
+    probe        what the readiness probe writes after a failed write
 
 One row per applied sample stores it (``t``, ``volume``, what the job reported) and its decision.
 """
@@ -31,45 +39,34 @@ One row per applied sample stores it (``t``, ``volume``, what the job reported) 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, closing, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from scaling import Decision
-
-STREAM_COLUMNS = "id, spec, initial_operators, operators, t, revision"
-# In the order of Decision's fields, so that stored_decision(row) reads a row back.
-DECISION_COLUMNS = (
-    "t, volume, filtered, previous, operators, action, reason, backlog, running, processed, "
-    "code, explain"
+from service.rows import (
+    APPLIED_COLUMNS,
+    DECISION_COLUMNS,
+    REPEATED,
+    STREAM_COLUMNS,
+    Applied,
+    Checkpoint,
+    StoredStream,
+    decision_row,
+    dumps_state,
+    stored_decision,
+    stored_stream,
 )
-_DECISION_FIELDS = [name.strip() for name in DECISION_COLUMNS.split(",")]
+
 # What the readiness probe writes after a failed write: room for a few small batches.
 _PROBE_BYTES = 64 * 1024
 _CHUNK = 500  # IN (...) lists well under the limits on bound parameters (SQLite: 32,766)
-# What a resent sample must repeat, besides its t, to be the sample that was applied.
-REPEATED = ("volume", "backlog", "running", "processed")
-
-
-@dataclass(frozen=True)
-class StoredStream:
-    """A stream as stored: its configuration and where it stands.
-
-    ``spec`` is the Scaler's ``spec``; ``operators`` and ``t`` are those of the last decision
-    (``initial_operators`` and ``None`` before the first sample); ``revision`` changes on every
-    write, so a writer can tell whether the stream changed since it read it.
-    """
-
-    id: str
-    spec: dict[str, Any]
-    initial_operators: int
-    operators: int
-    t: float | None
-    revision: str
+# STREAM_COLUMNS where another table of the statement has columns of the same names.
+_QUALIFIED = ", ".join(f"streams.{column.strip()}" for column in STREAM_COLUMNS.split(","))
 
 
 class StaleRevision(Exception):
@@ -103,10 +100,6 @@ class StorageBusy(Exception):
     """Another writer holds the database, and the caller chose not to wait (``wait=False``)."""
 
 
-class NonFiniteState(ValueError):
-    """A state holding NaN or ±inf: stored, it could never be loaded again."""
-
-
 class Store(ABC):
     """What the service needs of a database, with every statement both backends run.
 
@@ -134,6 +127,11 @@ class Store(ABC):
         """A connection in a write transaction, committed when the block ends and rolled back
         if it raises. With ``wait=False``, ``StorageBusy`` instead of waiting for another
         writer (of the database, or of the stream ``stream_id``)."""
+
+    @abstractmethod
+    def _snapshot(self) -> AbstractContextManager[Any]:
+        """A connection whose reads, until the block ends, all see the database as of one
+        moment (no write committed meanwhile shows)."""
 
     def _sql(self, statement: str) -> str:
         """``statement`` (parameters as ``?``) as this backend's driver takes it."""
@@ -189,7 +187,7 @@ class Store(ABC):
         ``initial_operators``, else ``"different"``. Two replicas creating one stream at once:
         one creates it, the other finds it.
         """
-        row = (stream_id, json.dumps(spec), initial_operators, dumps_state(state))
+        encoded_spec, encoded_state = json.dumps(spec), dumps_state(state)
         revision = uuid.uuid4().hex
         with self._writing() as db:
             # Creates the row, or locks the existing one (the no-op update takes its lock, in
@@ -197,30 +195,39 @@ class Store(ABC):
             # nothing else writes the stream until this commits. Our revision back: created.
             existing = self._run(
                 db,
-                "INSERT INTO streams VALUES (?, ?, ?, ?, ?, NULL, 0, ?) "
+                "INSERT INTO streams (id, spec, initial_operators, operators, t, retained, "
+                "revision) VALUES (?, ?, ?, ?, NULL, 0, ?) "
                 "ON CONFLICT (id) DO UPDATE SET id = streams.id "
                 "RETURNING spec, initial_operators, revision",
-                (*row, initial_operators, revision),
+                (stream_id, encoded_spec, initial_operators, initial_operators, revision),
             ).fetchall()[0]
-            if existing[2] == revision:
-                return "created"
-            if not replace:
-                same = json.loads(existing[0]) == spec and existing[1] == initial_operators
-                return "unchanged" if same else "different"
+            if existing[2] != revision:
+                if not replace:
+                    same = json.loads(existing[0]) == spec and existing[1] == initial_operators
+                    return "unchanged" if same else "different"
+                self._run(
+                    db,
+                    "UPDATE streams SET spec = ?, initial_operators = ?, operators = ?, "
+                    "t = NULL, retained = 0, revision = ? WHERE id = ?",
+                    (encoded_spec, initial_operators, initial_operators, uuid.uuid4().hex,
+                     stream_id),
+                )  # fmt: skip
+                self._run(db, "DELETE FROM decisions WHERE stream = ?", (stream_id,))
             self._run(
                 db,
-                "UPDATE streams SET spec = ?, initial_operators = ?, state = ?, operators = ?, "
-                "t = NULL, retained = 0, revision = ? WHERE id = ?",
-                (*row[1:], initial_operators, uuid.uuid4().hex, stream_id),
+                "INSERT INTO checkpoints (stream, state, t, written) VALUES (?, ?, NULL, ?) "
+                "ON CONFLICT (stream) DO UPDATE SET state = excluded.state, t = NULL, "
+                "written = excluded.written",
+                (stream_id, encoded_state, time.time()),
             )
-            self._run(db, "DELETE FROM decisions WHERE stream = ?", (stream_id,))
-        return "replaced"
+        return "created" if existing[2] == revision else "replaced"
 
     def delete_stream(self, stream_id: str) -> bool:
         """Remove the stream and its decisions; ``False`` if there was no such stream."""
         with self._writing() as db:
             deleted = self._run(db, "DELETE FROM streams WHERE id = ?", (stream_id,)).rowcount
             self._run(db, "DELETE FROM decisions WHERE stream = ?", (stream_id,))
+            self._run(db, "DELETE FROM checkpoints WHERE stream = ?", (stream_id,))
         return bool(deleted > 0)
 
     def get_stream(self, stream_id: str) -> StoredStream | None:
@@ -247,10 +254,26 @@ class Store(ABC):
         """Every stream's id, in order."""
         return [row[0] for row in self._all("SELECT id FROM streams ORDER BY id")]
 
-    def load(self, stream_id: str) -> tuple[StoredStream, dict[str, Any]] | None:
-        """The stream and its Scaler state (as one read), or ``None``."""
-        row = self._one(f"SELECT {STREAM_COLUMNS}, state FROM streams WHERE id = ?", (stream_id,))
-        return None if row is None else (stored_stream(row[:-1]), json.loads(row[-1]))
+    def load(self, stream_id: str) -> tuple[StoredStream, Checkpoint] | None:
+        """The stream and its last checkpoint with the samples applied after it, as of one
+        moment; or ``None``."""
+        with self._snapshot() as db:
+            row = self._run(
+                db,
+                f"SELECT {_QUALIFIED}, state, checkpoints.t, written FROM streams "
+                "JOIN checkpoints ON stream = id WHERE id = ?",
+                (stream_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            *columns, state, t, written = row
+            applied = self._run(
+                db,
+                f"SELECT {APPLIED_COLUMNS} FROM decisions WHERE stream = ? AND t > ? ORDER BY t",
+                (stream_id, float("-inf") if t is None else t),
+            ).fetchall()
+        after = [Applied(*values) for values in applied]
+        return stored_stream(columns), Checkpoint(json.loads(state), t, written, after)
 
     def applied_samples(
         self, stream_id: str, times: Sequence[float]
@@ -272,55 +295,60 @@ class Store(ABC):
         stream_id: str,
         revision: str,
         decisions: Sequence[Decision],
-        state: dict[str, Any],
+        state: dict[str, Any] | None,
         *,
         retention: int,
         wait: bool = True,
     ) -> str:
-        """Store decisions (in increasing ``t``, after the stream's last) and the new state.
+        """Store decisions (in increasing ``t``, after the stream's last) and, unless ``state``
+        is ``None``, the Scaler's state after them as the stream's checkpoint.
 
-        One transaction: the decisions, the state, the pruning of all but the stream's newest
-        ``retention`` decisions, and a new revision, which is returned. Raises
-        ``StaleRevision``, storing nothing, unless the stream is still at ``revision``, and
-        ``NonFiniteState``, storing nothing, if ``state`` holds NaN or ±inf. With
-        ``wait=False``, raises ``StorageBusy`` (storing nothing) instead of waiting for another
-        writer.
+        One transaction: the decisions, the checkpoint, the pruning of all but the stream's
+        newest ``retention`` decisions (never one after the checkpoint: it is needed to load
+        the Scaler), and a new revision, which is returned. Raises ``StaleRevision``, storing
+        nothing, unless the stream is still at ``revision``, and ``NonFiniteState``, storing
+        nothing, if ``state`` holds NaN or ±inf. With ``wait=False``, raises ``StorageBusy``
+        (storing nothing) instead of waiting for another writer.
         """
         last = decisions[-1]
         new_revision = uuid.uuid4().hex
-        encoded = dumps_state(state)
+        encoded = None if state is None else dumps_state(state)
         with self._writing(stream_id, wait=wait) as db:
             # The update takes the stream's row lock (PostgreSQL) before the condition is
             # checked: a racing writer waits for this one, then finds another revision.
             updated = self._run(
                 db,
-                "UPDATE streams SET state = ?, operators = ?, t = ?, retained = retained + ?, "
-                "revision = ? WHERE id = ? AND revision = ? RETURNING retained",
-                (
-                    encoded,
-                    last.operators,
-                    last.t,
-                    len(decisions),
-                    new_revision,
-                    stream_id,
-                    revision,
-                ),  # fmt: skip
+                "UPDATE streams SET operators = ?, t = ?, retained = retained + ?, revision = ? "
+                "WHERE id = ? AND revision = ? RETURNING retained",
+                (last.operators, last.t, len(decisions), new_revision, stream_id, revision),
             ).fetchall()
             if not updated:
                 raise StaleRevision(stream_id)
             self._insert(db, stream_id, decisions)
-            excess = updated[0][0] - retention
-            if excess > 0:
+            if encoded is not None:
                 self._run(
                     db,
-                    "DELETE FROM decisions WHERE stream = ? AND t IN "
-                    "(SELECT t FROM decisions WHERE stream = ? ORDER BY t LIMIT ?)",
-                    (stream_id, stream_id, excess),
+                    "UPDATE checkpoints SET state = ?, t = ?, written = ? WHERE stream = ?",
+                    (encoded, last.t, time.time(), stream_id),
                 )
-                self._run(
-                    db, "UPDATE streams SET retained = ? WHERE id = ?", (retention, stream_id)
-                )
+            excess = updated[0][0] - retention
+            if excess > 0:
+                self._prune(db, stream_id, excess)
         return new_revision
+
+    def _prune(self, db: Any, stream_id: str, excess: int) -> None:
+        """Delete the stream's ``excess`` oldest decisions, of those its checkpoint has taken,
+        in the open transaction ``db``."""
+        deleted = self._run(
+            db,
+            "DELETE FROM decisions WHERE stream = ? AND t IN (SELECT t FROM decisions "
+            "WHERE stream = ? AND t <= (SELECT t FROM checkpoints WHERE stream = ?) "
+            "ORDER BY t LIMIT ?)",
+            (stream_id, stream_id, stream_id, excess),
+        ).rowcount
+        if deleted > 0:
+            statement = "UPDATE streams SET retained = retained - ? WHERE id = ?"
+            self._run(db, statement, (deleted, stream_id))
 
     def latest_decision(self, stream_id: str) -> Decision | None:
         """The stream's last decision, or ``None``."""
@@ -367,32 +395,3 @@ class Store(ABC):
         """Every row of a read."""
         with self._connection() as db:
             return list(self._run(db, statement, params).fetchall())
-
-
-def stored_stream(row: Sequence[Any]) -> StoredStream:
-    """A ``StoredStream`` from the columns ``STREAM_COLUMNS``."""
-    stream_id, spec, initial_operators, operators, t, revision = row
-    return StoredStream(stream_id, json.loads(spec), initial_operators, operators, t, revision)
-
-
-def decision_row(decision: Decision) -> tuple[Any, ...]:
-    """The values of ``DECISION_COLUMNS`` for ``decision``."""
-    d = decision
-    explain = None if d.explain is None else json.dumps(d.explain, separators=(",", ":"))
-    return (d.t, d.volume, d.filtered, d.previous, d.operators, d.action, d.reason,
-            d.backlog, d.running, d.processed, d.code, explain)  # fmt: skip
-
-
-def stored_decision(row: Sequence[Any]) -> Decision:
-    """The ``Decision`` of a row of ``DECISION_COLUMNS``."""
-    values = dict(zip(_DECISION_FIELDS, row, strict=True))
-    explain = values.pop("explain")
-    return Decision(**values, explain=None if explain is None else json.loads(explain))
-
-
-def dumps_state(state: dict[str, Any]) -> str:
-    """``state`` as compact JSON; ``NonFiniteState`` if it holds NaN or ±inf."""
-    try:
-        return json.dumps(state, separators=(",", ":"), allow_nan=False)
-    except ValueError as error:
-        raise NonFiniteState(f"the state holds a number JSON cannot: {error}") from None

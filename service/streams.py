@@ -9,9 +9,9 @@
    before the last applied ``t`` is a duplicate only if a stored sample has the same ``t``,
    volume and reports (it is acknowledged and not applied again), otherwise the batch is
    refused (``SampleConflict``);
-4. feeds the new samples to the Scaler and stores the decisions and the Scaler's new state in
-   one transaction, conditional on the stream being unchanged in the database since its Scaler
-   was loaded.
+4. feeds the new samples to the Scaler and stores the decisions (and, every so many samples,
+   the Scaler's state: ``service.checkpoints``) in one transaction, conditional on the stream
+   being unchanged in the database since its Scaler was loaded.
 
 The database is the truth; the cache (the ``cache_size`` streams used last) only saves
 rebuilding the Scaler for every batch. Another replica, or another process on the same file,
@@ -26,10 +26,10 @@ row with other writers the batch is refused with 503 (``StreamContended``), noth
 stored.
 
 A batch the Scaler cannot follow (its filter or policy refuses a value it computed, or a
-decision or the new state is not finite) is refused whole (422, ``UnfollowableSample``) before
-anything is stored: a non-finite state, once stored, could never be loaded again. The Scaler
-advances its filter before its policy checks the filtered value, so this is checked here, by
-rebuilding the Scaler from the stored state after a refused batch.
+decision, or the state a checkpoint would write, is not finite) is refused whole (422,
+``UnfollowableSample``) before anything is stored: a non-finite state, once stored, could
+never be loaded again. The Scaler advances its filter before its policy checks the filtered
+value, so the Scaler is rebuilt from the stored checkpoint and samples after a refused batch.
 
 ``put`` with the configuration a stream already has changes nothing; another configuration
 replaces the stream (and forgets its state and history) only when asked (``reset=True``),
@@ -71,6 +71,7 @@ from starlette.concurrency import run_in_threadpool
 from scaling import Decision
 from service.batches import check_increasing, first_new
 from service.budget import WORK_BUDGET
+from service.checkpoints import CheckpointPolicy
 from service.errors import (
     BatchTooCostly,
     BatchTooLarge,
@@ -86,17 +87,10 @@ from service.errors import (
 from service.metrics import Metrics
 from service.models import Sample, StreamConfig
 from service.pull.errors import NotPolled, PushRefused
+from service.rows import NonFiniteState, StoredStream
 from service.scaler_cache import CACHE_SIZE, CachedScaler, ScalerCache
 from service.scalers import decide, per_operator, usable_scaler
-from service.store import (
-    LOCK_TIMEOUT,
-    NonFiniteState,
-    StaleRevision,
-    StorageBusy,
-    StorageUnavailable,
-    Store,
-    StoredStream,
-)
+from service.store import LOCK_TIMEOUT, StaleRevision, StorageBusy, StorageUnavailable, Store
 
 # Batches up to this many samples may be applied on the event loop (post_samples_async), when
 # the stream's last batches cost at most INLINE_SECONDS for that many samples (a slow filter,
@@ -132,7 +126,8 @@ class StreamService:
     refused, and so are batches estimated to cost more than ``work_budget`` CPU seconds
     (``service.budget``); ``post_samples_async`` applies batches of up to ``inline_batch``
     samples on the event loop; the Scalers of the ``cache_size`` streams used last stay in
-    memory. ``metrics``, when given, follows every decision.
+    memory; their states are written as ``checkpoints`` say, at least every ``retention``
+    samples. ``metrics``, when given, follows every decision.
     """
 
     def __init__(
@@ -146,8 +141,13 @@ class StreamService:
         metrics: Metrics | None = None,
         work_budget: float = WORK_BUDGET,
         lock_timeout: float = LOCK_TIMEOUT,
+        checkpoints: CheckpointPolicy | None = None,
     ) -> None:
         self.storage = storage
+        policy = CheckpointPolicy() if checkpoints is None else checkpoints
+        # A sample after the checkpoint is never pruned; retention is what keeps resent
+        # batches recognised, so checkpoints keep within it.
+        self.checkpoints = CheckpointPolicy(min(policy.samples, retention), policy.seconds)
         self.retention = retention
         self.max_batch = max_batch
         self.work_budget = work_budget
@@ -323,13 +323,16 @@ class StreamService:
                 return BatchResult(0, len(samples), loaded.scaler.operators, [])
             return None
         began = time.thread_time()  # this thread's work: not the waits for the GIL or a lock
+        now = time.time()
         try:
             decisions = decide(loaded.scaler, samples, fresh)
+            pending = loaded.pending + len(decisions)
+            due = self.checkpoints.due(pending, loaded.written, now, loaded.estimate)
             revision = self.storage.append(
                 stream_id,
                 loaded.revision,
                 decisions,
-                loaded.scaler.state_dict(),
+                loaded.scaler.state_dict() if due else None,
                 retention=self.retention,
                 wait=wait,
             )
@@ -347,7 +350,7 @@ class StreamService:
             self._forget(stream_id)
             raise
         loaded.measured((time.thread_time() - began) / len(decisions))
-        loaded.revision, loaded.last_t = revision, decisions[-1].t
+        loaded.committed(revision, decisions[-1].t, len(decisions), now if due else None)
         if self._metrics is not None:
             self._metrics.decided(stream_id, decisions)
         return BatchResult(len(decisions), fresh, decisions[-1].operators, decisions)

@@ -44,7 +44,7 @@ import grpc
 from service.errors import StreamNotFound
 from service.keda import externalscaler_pb2 as pb
 from service.keda import externalscaler_pb2_grpc as pb_grpc
-from service.store import StoredStream
+from service.rows import StoredStream
 from service.streams import StreamService
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,8 @@ the streams table.
 
 from __future__ import annotations
 
-from service.store import STREAM_COLUMNS, Store, StoredStream, stored_stream
+from service.rows import STREAM_COLUMNS, StoredStream, stored_stream
+from service.store import Store
 
 _SOURCED = f"SELECT {STREAM_COLUMNS} FROM streams WHERE spec LIKE ? ORDER BY id"
 

@@ -27,8 +27,8 @@ from service.pull.prometheus import Credentials
 from service.pull.settings import PullSettings
 from service.pull.sources import check_source
 from service.pull.spec import SourceSpec
+from service.rows import StoredStream
 from service.settings import Settings
-from service.store import StoredStream
 from service.streams import StreamService
 
 

@@ -113,13 +113,14 @@ def test_streams_stored_before_the_model_are_mapped_or_refused_by_name(tmp_path:
     database = sqlite3.connect(tmp_path / "steadyscale.db")
     for stream, policy in stored.items():
         spec, state = database.execute(
-            "SELECT spec, state FROM streams WHERE id = ?", (stream,)
+            "SELECT spec, state FROM streams JOIN checkpoints ON stream = id WHERE id = ?",
+            (stream,),
         ).fetchone()
         spec, state = json.loads(spec), json.loads(state)
         spec["policy"] = state["spec"]["policy"] = policy
+        database.execute("UPDATE streams SET spec = ? WHERE id = ?", (json.dumps(spec), stream))
         database.execute(
-            "UPDATE streams SET spec = ?, state = ? WHERE id = ?",
-            (json.dumps(spec), json.dumps(state), stream),
+            "UPDATE checkpoints SET state = ? WHERE stream = ?", (json.dumps(state), stream)
         )
     database.commit()
     database.close()

@@ -7,6 +7,9 @@ valid data accepted, undocumented methods answered 405, and so on. The stateful 
 the document's links, PUT a stream -> POST its samples -> GET its decision, history and metric,
 in generated sequences.
 
+The stateful phase runs on SQLite and on PostgreSQL (issue 32): the sequences that create,
+feed, read and delete streams go through each backend's statements, checkpoints and replays.
+
 The run is bounded (``EXAMPLES`` per operation, ``STEPS`` stateful sequences) so that it fits
 in the test suite; raise them (``STEADYSCALE_FUZZ_EXAMPLES``) for a longer hunt.
 """
@@ -80,32 +83,35 @@ def test_every_operation_answers_as_documented(case: Any) -> None:
     case.call_and_validate()
 
 
-# Every sequence run: (operation, stream id, status, decisions in the answer) per step.
-SEQUENCES: list[list[tuple[str, str | None, int, int]]] = []
+Steps = list[tuple[str, str | None, int, int]]
 
 
-class StatefulTest(schema.as_state_machine()):  # type: ignore[misc]
-    """Each sequence starts from an empty service, so that a failing one replays exactly;
-    its steps are noted in ``SEQUENCES``."""
+def state_machine(app: FastAPI, app_schema: Any, sequences: list[Steps]) -> Any:
+    """The stateful test of ``app`` (whose schema is ``app_schema``): each sequence starts
+    from an empty service, so that a failing one replays exactly; its steps, (operation,
+    stream id, status, decisions in the answer) each, are noted in ``sequences``."""
 
-    def setup(self) -> None:
-        SEQUENCES.append([])
-        with TestClient(APP) as client:
-            while streams := client.get("/v1/streams").json()["streams"]:
-                for stream in streams:
-                    client.delete(f"/v1/streams/{stream['id']}")
+    class StatefulTest(app_schema.as_state_machine()):  # type: ignore[misc]
+        def setup(self) -> None:
+            sequences.append([])
+            with TestClient(app) as client:
+                while streams := client.get("/v1/streams").json()["streams"]:
+                    for stream in streams:
+                        client.delete(f"/v1/streams/{stream['id']}")
 
-    def after_call(self, response: Any, case: Any) -> None:
-        super().after_call(response, case)
-        body = response.json() if response.status_code == 200 else {}
-        decided = len(body.get("decisions", [])) if isinstance(body, dict) else 0
-        if isinstance(body, dict) and "operators" in body and "filtered" in body:
-            decided = 1  # the latest decision
-        stream_id = (case.path_parameters or {}).get("stream_id")
-        SEQUENCES[-1].append((case.operation.label, stream_id, response.status_code, decided))
+        def after_call(self, response: Any, case: Any) -> None:
+            super().after_call(response, case)
+            body = response.json() if response.status_code == 200 else {}
+            decided = len(body.get("decisions", [])) if isinstance(body, dict) else 0
+            if isinstance(body, dict) and "operators" in body and "filtered" in body:
+                decided = 1  # the latest decision
+            stream_id = (case.path_parameters or {}).get("stream_id")
+            sequences[-1].append((case.operation.label, stream_id, response.status_code, decided))
+
+    return StatefulTest
 
 
-def _followed_a_link(steps: list[tuple[str, str | None, int, int]]) -> bool:
+def _followed_a_link(steps: Steps) -> bool:
     """Whether the steps PUT a stream (201), then reached it again with another operation
     that answered 200: a link of the PUT was followed."""
     created = {sid for label, sid, status, _ in steps if label.startswith("PUT") and status == 201}
@@ -115,8 +121,17 @@ def _followed_a_link(steps: list[tuple[str, str | None, int, int]]) -> bool:
     )
 
 
-def test_sequences_of_linked_operations_answer_as_documented() -> None:
-    StatefulTest.run(
+def test_sequences_of_linked_operations_answer_as_documented(
+    database_url: str | None, tmp_path: Path
+) -> None:
+    app, app_schema = APP, schema
+    if database_url is not None:
+        # An app of its own on the PostgreSQL database; schemathesis starts its lifespan.
+        app = create_app(Settings(data_dir=tmp_path, database_url=database_url))
+        app_schema = schemathesis.openapi.from_asgi("/openapi.json", app, config=CONFIG)
+        app_schema.hook(map_body)
+    sequences: list[Steps] = []
+    state_machine(app, app_schema, sequences).run(
         settings=settings(
             max_examples=STEPS,
             stateful_step_count=8,
@@ -132,14 +147,14 @@ def test_sequences_of_linked_operations_answer_as_documented() -> None:
     )
     # The links were followed: a stream was created, took samples, and answered with them.
     statuses: dict[tuple[str, int], int] = {}
-    for steps in SEQUENCES:
+    for steps in sequences:
         for label, _, status, _ in steps:
             statuses[label, status] = statuses.get((label, status), 0) + 1
     # The generator follows links only now and then, and which ones varies with whatever else
     # the process imported (a POST through PUT's link in one run, none in another), so the
     # full PUT -> POST -> GET chain is checked by the deterministic test below; here, some
     # generated sequence went from a PUT to the stream it created.
-    if not any(_followed_a_link(steps) for steps in SEQUENCES):
+    if not any(_followed_a_link(steps) for steps in sequences):
         pytest.fail(f"no sequence followed a link of PUT: {sorted(statuses.items())}")
 
 

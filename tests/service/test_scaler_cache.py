@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from service.checkpoints import CheckpointPolicy
 from service.errors import StreamNotFound
 from service.models import Sample, StreamConfig
 from service.scaler_cache import ScalerCache
@@ -60,3 +61,26 @@ def test_cost_halves_the_weight_of_the_past(tmp_path: Path) -> None:
     entry.measured(4.0)
     entry.measured(2.0)
     assert entry.cost == 3.0
+
+
+def test_a_scaler_loaded_between_checkpoints_is_the_one_that_took_every_sample(
+    tmp_path: Path,
+) -> None:
+    storage = Storage(tmp_path / "db")
+    service = StreamService(
+        storage, retention=100, max_batch=100, checkpoints=CheckpointPolicy(5, 3600.0)
+    )
+    service.put("a", CONFIG)
+    volumes = [100.0 + 40.0 * (t % 5) for t in range(9)]
+    samples = [Sample(t=float(t), volume=v) for t, v in enumerate(volumes)]
+    service.post_samples("a", samples[:7])  # 7 >= 5: the state is written, at t=6
+    service.post_samples("a", samples[7:])  # 2 < 5: only the samples
+    entry, fresh = ScalerCache().load(storage, "a")
+    assert fresh and (entry.pending, entry.last_t) == (2, 8.0)
+    cached = service.scalers.peek("a")
+    assert cached is not None and cached.pending == 2
+    assert entry.scaler.state_dict() == cached.scaler.state_dict()
+    entry.committed("r1", 9.0, 3, None)
+    assert (entry.revision, entry.last_t, entry.pending) == ("r1", 9.0, 5)
+    entry.committed("r2", 10.0, 1, 1234.0)
+    assert (entry.pending, entry.written) == (0, 1234.0)

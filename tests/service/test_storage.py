@@ -22,6 +22,7 @@ from scaling import Decision
 from service import postgres
 from service import storage as sqlite_storage
 from service.postgres import PostgresStorage
+from service.rows import Applied, Checkpoint, StoredStream
 from service.storage import Storage
 from service.store import StaleRevision, StorageBusy, StorageUnavailable, Store
 from tests.service.conftest import PostgresServer
@@ -64,13 +65,13 @@ def test_the_file_is_created_with_its_directory_in_wal_mode(tmp_path: Path) -> N
     assert storage.path.exists()
     with sqlite3.connect(storage.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+        assert db.execute("PRAGMA user_version").fetchone() == (4,)
 
 
 def test_postgresql_records_its_schema_version(postgres_url: str) -> None:
     PostgresStorage(postgres_url).close()
     with psycopg.connect(postgres_url) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
 
 
 def test_a_database_from_a_newer_steadyscale_is_refused_untouched(
@@ -80,12 +81,12 @@ def test_a_database_from_a_newer_steadyscale_is_refused_untouched(
     storage.close()
     if isinstance(storage, Storage):
         with sqlite3.connect(storage.path) as db:
-            db.execute("PRAGMA user_version = 4")
+            db.execute("PRAGMA user_version = 5")
     else:
         assert isinstance(storage, PostgresStorage)
         with psycopg.connect(storage.url) as db:
-            db.execute("UPDATE schema_version SET version = 4")
-    with pytest.raises(OSError, match="schema version 4; this steadyscale reads versions up to 3"):
+            db.execute("UPDATE schema_version SET version = 5")
+    with pytest.raises(OSError, match="schema version 5; this steadyscale reads versions up to 4"):
         open_again()
 
 
@@ -134,6 +135,11 @@ def test_a_version_1_database_is_upgraded_once_keeping_its_decisions(
         Decision(0.0, 100.0, 100.0, 1, 2, "up", "first", code="ScaledUp"),
         Decision(1.0, 101.0, 101.0, 2, 2, "none", "second", code="Steady"),
     ]
+    # The state of version 3's streams row is the checkpoint of every sample applied.
+    assert storage.load("orders") == (
+        StoredStream("orders", {}, 1, 2, 1.0, "r1"),
+        Checkpoint({}, 1.0, 0.0, []),
+    )
     reported = Decision(2.0, 90.0, 95.0, 2, 2, "none", "third", 40.0, 2, 88.5)
     storage.append("orders", "r1", [reported], {}, retention=10)
     assert opened[3].history("orders", None, 10) == [*old, reported]
@@ -158,14 +164,14 @@ def create_version_2(path: Path) -> None:
             db.execute(statement)
 
 
-def test_a_version_2_database_migrates_to_3_and_its_decisions_get_their_action_s_code(
+def test_a_version_2_database_migrates_to_4_and_its_decisions_get_their_action_s_code(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "steadyscale.db"
     create_version_2(path)
     storage = Storage(path)
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+        assert db.execute("PRAGMA user_version").fetchone() == (4,)
     assert storage.history("orders", None, 10) == [
         Decision(0.0, 100.0, 99.0, 1, 3, "up", "a", 10.0, 1, 90.0, code="ScaledUp"),
         Decision(1.0, 60.0, 80.0, 3, 2, "down", "b", 0.0, 3, 60.0, code="ScaledDown"),
@@ -240,16 +246,21 @@ def test_a_stream_reads_back_as_stored(storage: Store) -> None:
     stream = storage.get_stream("orders")
     assert (stream.id, stream.spec, stream.initial_operators) == ("orders", SPEC, 1)
     assert (stream.operators, stream.t) == (1, None)
-    assert storage.load("orders") == (stream, {"t": None})
+    loaded, checkpoint = storage.load("orders")
+    assert loaded == stream and (checkpoint.state, checkpoint.t, checkpoint.after) == (
+        {"t": None},
+        None,
+        [],
+    )
     assert storage.get_stream("missing") is None and storage.load("missing") is None
 
 
 def test_append_stores_decisions_state_and_where_the_stream_stands(storage: Store) -> None:
     rows = decisions(range(5), operators=3)
     revision = append(storage, "orders", rows)
-    stream, state = storage.load("orders")
+    stream, checkpoint = storage.load("orders")
     assert (stream.operators, stream.t, stream.revision) == (3, 4.0, revision)
-    assert state == {"t": 4.0}
+    assert (checkpoint.state, checkpoint.t, checkpoint.after) == ({"t": 4.0}, 4.0, [])
     assert storage.history("orders", None, 100) == rows
     assert storage.history("orders", 1.0, 2) == rows[2:4]
     assert storage.latest_decision("orders") == rows[-1]
@@ -363,7 +374,40 @@ def test_instances_racing_on_one_stream_serialise_and_the_losers_store_nothing(
     assert len(winners) == 1 and outcomes.count("stale") == 2
     index = int(winners[0].split()[1])
     assert storage.history("orders", None, 100) == decisions(range(index * 10, index * 10 + 5))
-    assert storage.load("orders")[1] == {"t": index}
+    assert storage.load("orders")[1].state == {"t": index}
+
+
+def test_between_checkpoints_only_the_samples_are_written_and_load_returns_them(
+    storage: Store,
+) -> None:
+    append(storage, "orders", decisions(range(3)))
+    before = time.time()
+    revision = storage.get_stream("orders").revision
+    rows = decisions(range(3, 6), operators=4)
+    revision = storage.append("orders", revision, rows, None, retention=1000)
+    stream, checkpoint = storage.load("orders")
+    assert (stream.t, stream.operators, stream.revision) == (5.0, 4, revision)
+    assert (checkpoint.state, checkpoint.t) == ({"t": 2.0}, 2.0) and checkpoint.written <= before
+    assert checkpoint.after == [
+        Applied(d.t, d.volume, d.backlog, d.running, d.processed, d.filtered, d.previous,
+                d.operators, d.action, d.code)
+        for d in rows
+    ]  # fmt: skip
+    storage.append("orders", revision, decisions(range(6, 7)), {"t": 6.0}, retention=1000)
+    _, checkpoint = storage.load("orders")
+    assert (checkpoint.state, checkpoint.t, checkpoint.after) == ({"t": 6.0}, 6.0, [])
+    assert checkpoint.written >= before
+
+
+def test_retention_never_prunes_a_sample_the_checkpoint_has_not_taken(storage: Store) -> None:
+    append(storage, "orders", decisions(range(3)), retention=4)  # checkpoint at t=2
+    revision = storage.get_stream("orders").revision
+    revision = storage.append("orders", revision, decisions(range(3, 9)), None, retention=4)
+    # 9 retained, 4 allowed: only those up to the checkpoint could go.
+    assert [d.t for d in storage.history("orders", None, 100)] == [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    assert [a.t for a in storage.load("orders")[1].after] == [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    storage.append("orders", revision, decisions(range(9, 10)), {"t": 9.0}, retention=4)
+    assert [d.t for d in storage.history("orders", None, 100)] == [6.0, 7.0, 8.0, 9.0]
 
 
 def test_a_put_racing_another_creates_the_stream_once(
