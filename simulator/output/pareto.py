@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from simulator.output.tables import DEFAULT_CONFIG, ORACLE_CONFIG
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
 
 
 FRONT_LABELS = 5
@@ -78,9 +80,9 @@ def pareto_figure(
             points = [row for row in settings if row["filter"] == family]
             if points:
                 _draw_family(axes, points, colours[family])
-        _label_front(axes, pareto_front(settings), colours)
         for row in panel:
             _draw_special(axes, row, marked)
+        _label_front(axes, pareto_front(settings), colours)
         _pareto_axes(axes, panel, snr)
     for index in range(len(snrs), rows * columns):
         grid[index // columns][index % columns].set_visible(False)
@@ -89,6 +91,11 @@ def pareto_figure(
     _pareto_legend(figure, families, colours, summary, marked, marked_label)
     if title:
         figure.suptitle(title)
+    # Labels take their size on the page only once the panels are laid out; they are left out
+    # of the layout, so that moving them apart does not move the panels under them.
+    figure.draw_without_rendering()
+    for axes in grid.flat[: len(snrs)]:
+        _separate_labels(axes)
     return figure
 
 
@@ -143,7 +150,85 @@ def _label_front(
             fontsize=7,
             color=colour,
             zorder=6,
-        )
+            in_layout=False,
+            # A leader to its point, shown only if the label has to move (_separate_labels).
+            arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.6, "shrinkB": 3},
+        ).arrow_patch.set_visible(False)  # type: ignore[union-attr]
+
+
+LABEL_STEPS = 4
+"""Label heights a label may move up or down to clear the labels written before it."""
+
+Alignment = Literal["left", "center", "right"]
+
+
+class Place(NamedTuple):
+    """Where a label may go: its offset from its point (points), alignment, box on the page."""
+
+    offset: tuple[float, float]
+    alignment: Alignment
+    box: Bbox
+
+
+def _separate_labels(axes: Axes) -> None:
+    """Move each label of ``axes`` that would write over one written before it (the default's
+    first, then the front's from the fewest operations on) to the nearest place where it
+    writes over none: a label's height lower or higher, then further, then on the other side
+    of its point, with a leader to its point. A place inside the panel is preferred.
+    Deterministic: the same figure gets the same places. Call once the figure is laid out
+    (``draw_without_rendering``)."""
+    frame = axes.get_window_extent()
+    placed: list[Bbox] = []
+    for label in axes.texts:
+        places = _places(label)
+        free = [place for place in places if not any(_overlap(place.box, box) for box in placed)]
+        inside = [place for place in free if _within(place.box, frame)]
+        chosen = (inside or free or places)[0]
+        label.set_position(chosen.offset)
+        label.set_horizontalalignment(chosen.alignment)
+        placed.append(chosen.box)
+        leader = getattr(label, "arrow_patch", None)
+        if leader is not None and chosen is not places[0]:
+            leader.set_visible(True)
+
+
+def _places(label: Text) -> list[Place]:
+    """Where ``label`` may go, nearest first; leaves it where it was."""
+    x, y = label.get_position()
+    alignment = label.get_horizontalalignment()
+    flipped: Alignment = {"left": "right", "right": "left"}.get(alignment, alignment)  # type: ignore[assignment]
+    step = text_box(label).height * 72 / label.figure.dpi + 1.0
+    shifts = [0.0] + [sign * k * step for k in range(1, LABEL_STEPS + 1) for sign in (-1, 1)]
+    places = []
+    for side, side_alignment in ((x, alignment), (-x, flipped)):
+        for shift in shifts:
+            label.set_position((side, y + shift))
+            label.set_horizontalalignment(side_alignment)
+            places.append(Place((side, y + shift), side_alignment, text_box(label)))
+    label.set_position((x, y))
+    label.set_horizontalalignment(alignment)
+    return places
+
+
+def text_box(label: Text) -> Bbox:
+    """The box ``label``'s text covers on the page, without its leader; after a draw."""
+    from matplotlib.text import Text
+
+    label.get_window_extent()  # an annotation's place follows its point's only from here
+    return Text.get_window_extent(label)
+
+
+def _overlap(first: Bbox, second: Bbox) -> bool:
+    """Whether two boxes on the page share any area (touching edges do not count)."""
+    width = min(first.x1, second.x1) - max(first.x0, second.x0)
+    height = min(first.y1, second.y1) - max(first.y0, second.y0)
+    return bool(width > 0 and height > 0)
+
+
+def _within(box: Bbox, frame: Bbox) -> bool:
+    return bool(
+        frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+    )
 
 
 def _draw_special(axes: Axes, row: Mapping[str, Any], marked: Sequence[str]) -> None:
@@ -152,7 +237,7 @@ def _draw_special(axes: Axes, row: Mapping[str, Any], marked: Sequence[str]) -> 
     if row["config"] == DEFAULT_CONFIG:
         axes.scatter(*xy, marker="*", s=220, color="gold", edgecolors="black", zorder=7)
         axes.annotate("default", xy, xytext=(7, -11), textcoords="offset points",
-                      fontsize=8, fontweight="bold", zorder=7)  # fmt: skip
+                      fontsize=8, fontweight="bold", zorder=7, in_layout=False)  # fmt: skip
     elif row["config"] == ORACLE_CONFIG:
         axes.scatter(*xy, marker="X", s=90, color="black", zorder=7)
     elif row["config"] in marked:

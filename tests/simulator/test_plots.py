@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from scaling import Scaler, ThresholdPolicy
 from simulator import SimulationResult, add_noise, paper_workload, simulate
 from simulator.experiments.cells import build_scalers
 from simulator.output.figures import filtered_figure, plot_filtered, plot_timeline, timeline_figure
-from simulator.output.pareto import pareto_figure
+from simulator.output.pareto import FRONT_LABELS, pareto_figure, text_box
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -143,3 +144,26 @@ def test_a_pareto_plot_labels_the_front_stars_the_default_and_crosses_the_oracle
     markers = set(legend_labels(figure))
     assert {"steadyscale's default", "oracle: thresholding the noise-free trend", "tvd"} <= markers
     assert "changepoint" not in markers  # the default's filter is not a family of the grid
+
+
+def test_the_labels_of_a_pareto_plot_never_write_over_each_other() -> None:
+    # A crowded front: the paper's sweep at SNR 1 put two labels of its front one over the other.
+    front = [(30 + k, 1000 - 5 * k) for k in range(10)]
+    summary = [
+        {"snr": snr, "filter": "tvd", "config": f"tvd lam_per_sigma={k}", "s_total": s,
+         "p_total_trend": p}
+        for snr in (1.0, 5.0) for k, (s, p) in enumerate(front)
+    ] + [
+        {"snr": snr, "filter": "changepoint", "config": "default", "s_total": 30.5,
+         "p_total_trend": 1001}
+        for snr in (1.0, 5.0)
+    ]  # fmt: skip
+    figure = pareto_figure(summary, [1.0, 5.0])
+    figure.draw_without_rendering()
+    for axes in figure.axes:
+        boxes = {text.get_text(): text_box(text) for text in axes.texts}
+        assert len(boxes) == FRONT_LABELS + 1  # the default's and the front's
+        for (first, one), (second, other) in itertools.combinations(boxes.items(), 2):
+            shared_width = min(one.x1, other.x1) - max(one.x0, other.x0)
+            shared_height = min(one.y1, other.y1) - max(one.y0, other.y0)
+            assert shared_width <= 0 or shared_height <= 0, (first, second)

@@ -147,6 +147,15 @@ def test_the_readme_picture_is_made_by_its_make_target_and_its_caption_tells_wha
     ]
 
 
+def test_every_image_of_the_docs_is_shown_by_a_page() -> None:
+    # An image no page shows has no command beside it either: nobody can tell what made it,
+    # and nobody regenerates it when its command's code changes (docs/img/risk.png was one).
+    pages = "".join(path.read_text(encoding="utf-8") for path in [README, *DOCS])
+    unshown = [image.name for image in sorted((ROOT / "docs" / "img").iterdir())
+               if f"img/{image.name}" not in pages]  # fmt: skip
+    assert unshown == []
+
+
 def test_the_configuration_reference_gives_every_default_as_the_code_builds_it() -> None:
     from filters import available_filters, make_filter
     from scaling import make_guard
