@@ -200,6 +200,25 @@ def test_checkpoints_keep_within_retention(open_store: Callable[[], Store]) -> N
     )
 
 
+def edited_after_the_checkpoint(
+    open_store: Callable[[], Store], database_url: str | None, tmp_path: Path, change: str
+) -> StreamService:
+    """A service on a stream with samples stored after its checkpoint (at t=6), the one at
+    t=7 edited in the database (``change``: the SET clause), opened afresh."""
+    streams = service(open_store())
+    streams.put("s", StreamConfig.model_validate(TVD))
+    streams.post_samples("s", workload(10)[:7])  # a checkpoint at t=6
+    streams.post_samples("s", workload(10)[7:9])  # stored after it
+    edit = f"UPDATE decisions SET {change} WHERE stream = 's' AND t = 7.0"
+    if database_url is None:
+        with sqlite3.connect(tmp_path / "steadyscale.db") as db:
+            db.execute(edit)
+    else:
+        with psycopg.connect(database_url) as pg:
+            pg.execute(edit)
+    return service(open_store())
+
+
 def test_a_replay_that_decides_otherwise_keeps_the_stored_decisions_and_says_so(
     open_store: Callable[[], Store],
     database_url: str | None,
@@ -210,18 +229,9 @@ def test_a_replay_that_decides_otherwise_keeps_the_stored_decisions_and_says_so(
     the database; in life, an upgrade that changed how a Scaler decides) stands as it was
     acknowledged: the stream is served on from the replayed Scaler, with a warning naming the
     stream and the sample, rather than refused for good."""
-    streams = service(open_store())
-    streams.put("s", StreamConfig.model_validate(TVD))
-    streams.post_samples("s", workload(10)[:7])  # a checkpoint at t=6
-    streams.post_samples("s", workload(10)[7:9])  # stored after it
-    edit = "UPDATE decisions SET operators = operators + 1 WHERE stream = 's' AND t = 7.0"
-    if database_url is None:
-        with sqlite3.connect(tmp_path / "steadyscale.db") as db:
-            db.execute(edit)
-    else:
-        with psycopg.connect(database_url) as pg:
-            pg.execute(edit)
-    again = service(open_store())
+    again = edited_after_the_checkpoint(
+        open_store, database_url, tmp_path, "operators = operators + 1"
+    )
     with caplog.at_level(logging.WARNING, logger="steadyscale.replay"):
         again.post_samples("s", workload(10)[9:])
     assert (
@@ -235,18 +245,7 @@ def test_a_replay_the_scaler_refuses_refuses_the_stream_and_stores_nothing(
 ) -> None:
     """A stored sample the Scaler refuses (a volume edited to -1 in the database) cannot be
     replayed without dropping it: 500, naming the stream and the sample."""
-    streams = service(open_store())
-    streams.put("s", StreamConfig.model_validate(TVD))
-    streams.post_samples("s", workload(10)[:7])
-    streams.post_samples("s", workload(10)[7:9])
-    edit = "UPDATE decisions SET volume = -1 WHERE stream = 's' AND t = 7.0"
-    if database_url is None:
-        with sqlite3.connect(tmp_path / "steadyscale.db") as db:
-            db.execute(edit)
-    else:
-        with psycopg.connect(database_url) as pg:
-            pg.execute(edit)
-    again = service(open_store())
+    again = edited_after_the_checkpoint(open_store, database_url, tmp_path, "volume = -1")
     with pytest.raises(ReplayMismatch) as refused:
         again.post_samples("s", workload(10)[9:])
     assert refused.value.status_code == 500 and "t=7.0" in refused.value.detail
