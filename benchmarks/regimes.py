@@ -122,6 +122,26 @@ def standing(
     return counts
 
 
+def winner_counts(cells: Sequence[Mapping[str, Any]]) -> str:
+    """How many cells each policy wins at 50 and among the SLA keepers at 5, most first.
+
+    >>> winner_counts([{"cheapest_at_50": "a", "cheapest_keeper_at_5": "b"},
+    ...                {"cheapest_at_50": "a", "cheapest_keeper_at_5": "a"}])
+    'at 50: a 2; at 5 among the keepers: a 1, b 1'
+    """
+    parts = []
+    for key, label in (
+        ("cheapest_at_50", "at 50"),
+        ("cheapest_keeper_at_5", "at 5 among the keepers"),
+    ):
+        counts: dict[str, int] = {}
+        for cell in cells:
+            counts[str(cell[key])] = counts.get(str(cell[key]), 0) + 1
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        parts.append(f"{label}: " + ", ".join(f"{policy} {n}" for policy, n in ranked))
+    return "; ".join(parts)
+
+
 def folder(root: Path, regime: tuple[int, int]) -> Path:
     return root / f"p{regime[0]}_d{regime[1]}"
 
@@ -195,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     {"pause": regime[0], "delay": regime[1], "seeds": label, **cell}
                     for cell in cells
                 ]
+                if args.cells:
+                    print(f"    winners: {winner_counts(cells)}", flush=True)
                 table.append({"pause": regime[0], "delay": regime[1], "seeds": label, **counts})
                 print(
                     f"pause {regime[0]:>2} s, delay {regime[1]:>3} s, {label}: of "
