@@ -284,6 +284,7 @@ def test_simulate_takes_a_workload_or_a_trace_not_both(
     assert "argument --trace: not allowed with argument --workload" in capsys.readouterr().err
 
 
+@pytest.mark.spark  # starts a JVM through the command
 def test_paper_runs_the_tables_without_the_sweep(tmp_path: Path) -> None:
     args = ["paper", "--seeds", "2", "--sweep-seeds", "0", "--definition", "power"]
     assert main([*args, "--out", str(tmp_path)]) == 0
@@ -307,6 +308,7 @@ def test_paper_refuses_a_single_seed(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "--seeds=1" in capsys.readouterr().err
 
 
+@pytest.mark.spark  # starts a JVM through the command
 def test_trace_turns_event_records_into_a_replayable_volume_trace(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -359,6 +361,7 @@ def test_trace_refuses_a_missing_input_or_master_in_one_line_before_spark_starts
     assert not (tmp_path / "t.csv").exists()
 
 
+@pytest.mark.spark  # starts a JVM through the command
 def test_a_spark_command_prints_nothing_but_its_result_unless_verbose(tmp_path: Path) -> None:
     # A fresh process, so that a fresh JVM starts: what a user sees on a first run.
     source = tmp_path / "events.csv"

@@ -102,6 +102,7 @@ def small_paper(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                      snrs=[1.0, 10.0])  # fmt: skip
 
 
+@pytest.mark.spark  # small_paper runs the paper on Spark
 def test_paper_csv_has_one_row_per_snr_and_filter(small_paper: dict[str, Path]) -> None:
     with small_paper["paper"].open() as handle:
         rows = list(csv.DictReader(handle))
@@ -116,6 +117,7 @@ def test_paper_csv_has_one_row_per_snr_and_filter(small_paper: dict[str, Path]) 
     assert all(r["n"] == "3" for r in rows)
 
 
+@pytest.mark.spark  # small_paper runs the paper on Spark
 def test_paper_writes_report_and_figures(small_paper: dict[str, Path]) -> None:
     text = small_paper["report"].read_text()
     assert "### SNR 1 (power)" in text and "### SNR 10 (power)" in text
