@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import re
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -73,8 +74,6 @@ COLUMNS = (
     "predicted_late_seconds",
     "predicted_operations",
 )
-# Executors the calibration runs on (and the executor start timed before it: from 1 to 2).
-CALIBRATION_EXECUTORS = 2
 # Runs of a policy started before giving up: a query whose Python worker does not start in
 # time (Spark waits 10 s, fixed; a loaded 2-core machine can take longer) is started again.
 ATTEMPTS = 3
@@ -108,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, tuple[Run, Path]] = {}
     began = time.monotonic()
     folder = events / "resized"
+    shutil.rmtree(events, ignore_errors=True)  # one event log per folder: this run's
     folder.mkdir(parents=True, exist_ok=True)
     config = EXECUTOR_SETTINGS | {"spark.eventLog.dir": str(folder.resolve())}
     with local_cluster(args.master, "steadyscale-e2e", config) as spark:
@@ -116,16 +116,18 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         warm_up(spark, args.executors)
         resize(spark, 1)
-        registered = resize(spark, CALIBRATION_EXECUTORS)
-        print(f"executor start: {CALIBRATION_EXECUTORS - 1} executor registered "
-              f"{registered:.1f} s after it was asked for", flush=True)  # fmt: skip
-        warm_up(spark, CALIBRATION_EXECUTORS)
+        probed = time.time()
+        registered = resize(spark, 2)
+        print(f"executor start: 1 executor registered {registered:.1f} s after it was asked "
+              "for", flush=True)  # fmt: skip
         hold_us = 1e6 / args.capacity
         if args.calibration > 0:
+            # At the count the mean rate needs: the count the job runs at most of the time (a
+            # task's cost beyond its hold is shared by fewer rows at fewer executors).
+            calibrated = max(2, counts["fixed-mean"])
+            resize(spark, calibrated)
             try:
-                calibration = calibrate(
-                    spark, args.capacity, CALIBRATION_EXECUTORS, args.calibration
-                )
+                calibration = calibrate(spark, args.capacity, calibrated, args.calibration)
                 calibration.check()
             except CannotCalibrate as error:
                 print(f"spark_e2e: {error}", file=sys.stderr)
@@ -157,14 +159,17 @@ def main(argv: list[str] | None = None) -> int:
         policy: measure(read_event_log(folder), run, schedule, args.latency)
         for policy, (run, folder) in runs.items()
     }
-    probe = [at for name, at, _ in resized.executors if name in resized.first_task]
+    # From registration to first task: the executors added during the runs, or else the one
+    # the probe added (its first task waited for the calibration's first batch).
     startups = [s for figures in measured.values() for s in figures.startup]
-    startup = float(np.median(startups)) if startups else 0.0
+    if not startups:
+        added = min((at, name) for name, at, _ in resized.executors if at > probed)
+        startups = [resized.first_task.get(added[1], added[0]) - added[0]]
+    startup = float(np.median(startups))
     delay = registered + startup
     print(
         f"actuation delay for the model: {delay:.1f} s = registration {registered:.1f} s + "
-        f"median {startup:.1f} s from registration to first task ({len(startups)} executors "
-        f"added during the runs; {len(probe)} ran tasks in all)",
+        f"median {startup:.1f} s from registration to first task ({len(startups)} executors)",
         flush=True,
     )
     rows = []
@@ -217,7 +222,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="rows/s one executor handles (default %(default)s)")  # fmt: skip
     parser.add_argument("--latency", type=float, default=LATENCY,
                         help="latency target, s (default %(default)s, the policy's)")  # fmt: skip
-    parser.add_argument("--calibration", type=float, default=30.0,
+    parser.add_argument("--calibration", type=float, default=45.0,
                         help="seconds of calibration; 0: none (default %(default)s)")  # fmt: skip
     parser.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
     parser.add_argument("--trace", type=Path, default=TRACE)

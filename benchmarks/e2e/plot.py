@@ -39,15 +39,19 @@ def plot_timeline(
         rate.axhline(count * capacity, color="0.85", linewidth=0.8, zorder=0)
     rate.set_title(f"input (grey lines: what 1, 2, ... executors handle, {capacity:g} rows/s each)")
     end = schedule.duration
-    for policy, figures in measured.items():
+    most = 1
+    for shift, (policy, figures) in enumerate(measured.items()):
         colour = COLOURS.get(policy, None)
         times = [t for t, _ in figures.steps] + [end + 0.0]
-        counts = [count for _, count in figures.steps]
+        # Shifted by a few hundredths of an executor each, so that equal counts stay visible.
+        counts = [count + 0.04 * (shift - 1.5) for _, count in figures.steps]
+        most = max([most, *(count for _, count in figures.steps)])
         executors.stairs(counts, times, color=colour, linewidth=1.6, label=policy, baseline=None)
         commits = [t for t, _ in figures.latencies]
         waits = [wait for _, wait in figures.latencies]
         late.plot(commits, waits, ".", color=colour, markersize=3, label=policy)
     executors.set_ylabel("executors registered")
+    executors.set_ylim(0, most + 0.7)
     executors.yaxis.set_major_locator(MaxNLocator(integer=True))
     executors.legend(loc="upper left", ncols=4, frameon=False)
     late.axhline(latency, color="black", linestyle="--", linewidth=0.8)
