@@ -14,10 +14,12 @@ rows per second without burning the host's CPU, and six executors fit on two cor
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -173,23 +175,29 @@ def run_policy(
         .trigger(processingTime=f"{TRIGGER:g} seconds")
         .start()
     )
-    total = schedule.rows()
 
-    def read() -> int:
-        sources = (query.lastProgress or {}).get("sources") or [{}]
-        end = sources[0].get("endOffset")
-        return 0 if end is None else int(_rows(end))
+    def caught_up() -> bool:
+        """The schedule is over and the last batch read every row due: it was triggered after
+        the end, or nothing came due since (the source has no new data, a trigger later)."""
+        progress = query.lastProgress or {}
+        source = (progress.get("sources") or [{}])[0]
+        latest, end = source.get("latestOffset"), source.get("endOffset")
+        if time.time() < run.end or end is None or _rows(latest) != _rows(end):
+            return False
+        after = datetime.fromisoformat(progress["timestamp"]).timestamp() > run.end
+        idle = time.time() > run.end + 2 * TRIGGER and not query.status["isDataAvailable"]
+        return after or idle
 
     try:
         printed = time.time()
-        while time.time() < run.end or read() < total:
+        while not caught_up():
             if time.time() > run.end + DRAIN or query.exception() is not None:
                 break
             time.sleep(1.0)
             if time.time() - printed >= PRINT_EVERY:
                 printed = time.time()
                 _print_line(spark, policy, schedule, query.lastProgress or {}, printed - start)
-        run.drained = read() >= total
+        run.drained = caught_up()
         # The last batch is committed and nothing is due: stopping interrupts no batch.
         wait_until(lambda: query.status.get("isTriggerActive") is False, 30.0, poll=0.1)
     finally:
@@ -206,8 +214,7 @@ def run_policy(
 
 
 def _rows(offset: object) -> int:
-    import json
-
+    """The row count of an offset as progress reports give it (JSON text or parsed)."""
     value = json.loads(offset) if isinstance(offset, str) else offset
     return int(value["rows"]) if isinstance(value, dict) else int(value)  # type: ignore[arg-type]
 

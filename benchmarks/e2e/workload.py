@@ -58,10 +58,6 @@ class Schedule:
         parts = [f"{rate:.6g}:{self.step:g}" for rate in self.rates.tolist()]
         return ",".join([*parts, f"0:{AFTER}"])
 
-    def rows(self) -> int:
-        """Rows the source makes due over the run (it counts whole rows)."""
-        return int(float(np.sum(self.rates)) * self.step + 1e-9)
-
     def per_second(self) -> np.ndarray:
         """The rate at each second of the run (the queue model's one sample per second)."""
         seconds = np.arange(math.floor(self.duration))
