@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import re
 import shutil
 import sys
@@ -50,6 +51,7 @@ from benchmarks.e2e.job import (
     resize,
     run_policy,
     wait_until,
+    warm_source,
     warm_up,
 )
 from benchmarks.e2e.measure import Measured, measure, read_event_log
@@ -138,10 +140,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"calibration: none (--calibration 0); {hold_us / 1000:.2f} ms per row")
         for policy in (p for p in args.policies if p != "dynamic-allocation"):
             resize(spark, counts.get(policy, initial))
+            warm_source(spark, counts.get(policy, initial))
             print(f"{policy}: running ({time.monotonic() - began:.0f} s so far)", flush=True)
             spec = _spec(args) if policy == "steadyscale" else None
             run = _attempts(partial(run_policy, spark, policy, schedule, hold_us, most, spec))
             runs[policy] = (run, folder)
+            if spec is not None:
+                targets = ", ".join(f"{count} at {t:.0f} s" for t, count in run.decided)
+                print(f"  steadyscale set: {targets or 'nothing'}; errors: {run.errors or 'none'}")
     if "dynamic-allocation" in args.policies:
         policy, folder = "dynamic-allocation", events / "dynamic"
         folder.mkdir(parents=True, exist_ok=True)
@@ -149,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         config |= dynamic_allocation(args.executors, initial) | da_conf
         with local_cluster(args.master, "steadyscale-e2e-dynamic", config) as spark:
             wait_until(lambda: executors_running(spark) >= initial, START_TIMEOUT)
-            warm_up(spark, 1)
+            # Like the executors of the runs above, which the calibration's reads started.
+            warm_source(spark, initial)
             print(f"{policy}: running ({time.monotonic() - began:.0f} s so far)", flush=True)
             run = _attempts(partial(run_policy, spark, policy, schedule, hold_us, most, None))
             runs[policy] = (run, folder)
@@ -176,9 +183,11 @@ def main(argv: list[str] | None = None) -> int:
     for policy, figures in measured.items():
         row: dict[str, Any] = {"policy": policy, **_figures(figures)}
         if policy != "dynamic-allocation":
+            # steadyscale decides once per batch: as often in the model as it did on Spark.
+            interval = figures.interval if math.isfinite(figures.interval) else TRIGGER
             stand_in = model_policy(
                 policy, args.capacity, args.executors, args.latency,
-                counts.get(policy, initial), TRIGGER,
+                counts.get(policy, initial), interval,
             )  # fmt: skip
             start = counts.get(policy, initial)
             prediction = predict(

@@ -91,8 +91,9 @@ class Sink:
 @dataclass
 class Run:
     """One policy's run: its query's name, the schedule's start and end (epoch seconds), when
-    the query stopped, what the sink holds, whether every row due was read, and the query's
-    last progress reports (Spark keeps 100)."""
+    the query stopped, what the sink holds, whether every row due was read, the query's last
+    progress reports (Spark keeps 100) and, under steadyscale, the targets it set (seconds
+    since the start, count) and its listener's errors: to explain, never to measure."""
 
     policy: str
     query: str
@@ -102,6 +103,8 @@ class Run:
     sink: Sink = field(default_factory=Sink)
     drained: bool = False
     progress: list[dict[str, Any]] = field(default_factory=list)
+    decided: list[tuple[float, int]] = field(default_factory=list)  # steadyscale's, to explain
+    errors: list[str] = field(default_factory=list)
 
 
 def executors_running(spark: SparkSession) -> int:
@@ -122,6 +125,15 @@ def warm_up(spark: SparkSession, executors: int) -> None:
     """Start a Python worker on every executor: a job of 4 short tasks per executor."""
     tasks = 4 * executors
     spark.sparkContext.parallelize(range(tasks), tasks).map(lambda x: x).count()
+
+
+def warm_source(spark: SparkSession, executors: int) -> None:
+    """Read the source once on each of ``executors`` executors: a short query of as many
+    tasks. An executor's first read of a Python data source starts its Python worker and
+    imports (tens of seconds on a busy 2-core machine), which a job of plain Python tasks
+    does not (``warm_up``)."""
+    schedule = Schedule(np.full(2, 5.0), 2.0)
+    run_policy(spark, "warm-up", schedule, 0.0, 1000, partitions=executors)
 
 
 def resize(spark: SparkSession, count: int, timeout: float = 240.0) -> float:
@@ -148,6 +160,7 @@ def run_policy(
     max_rows: int,
     spec: Mapping[str, Any] | None = None,
     attempt: int = 1,
+    partitions: int = PARTITIONS,
 ) -> Run:
     """Run the query on ``schedule`` to its end and until it has read every row due.
 
@@ -164,7 +177,7 @@ def run_policy(
     query = (
         spark.readStream.format("steadyscale-volume")
         .option("schedule", schedule.text())
-        .option("partitions", str(PARTITIONS))
+        .option("partitions", str(partitions))
         .option("hold_us", f"{hold_us:.1f}")
         .option("max_rows_per_batch", str(max_rows))
         .option("start", f"{start:.6f}")
@@ -207,6 +220,8 @@ def run_policy(
         if listener is not None:
             spark.streams.removeListener(listener)
             listener.close()
+            run.decided = [(t - start, count) for t, count in listener.targets]
+            run.errors = list(listener.errors)
     if query.exception() is not None:
         message = str(query.exception()).splitlines()[0]
         raise QueryFailed(f"{policy}: the query failed: {message}")

@@ -122,6 +122,7 @@ class Measured:
     steps: list[tuple[float, int]]  # (seconds since the start, executors from then on)
     latencies: list[tuple[float, float]]  # (commit, seconds since the start; latency, s)
     startup: list[float]  # seconds from registration to first task, executors added in window
+    interval: float  # mean seconds between two batches' starts in the window: a sample each
 
 
 def measure(log: EventLog, run: Run, schedule: Schedule, latency: float) -> Measured:
@@ -150,6 +151,8 @@ def measure(log: EventLog, run: Run, schedule: Schedule, latency: float) -> Meas
         for name, at, _ in log.executors
         if start < at <= end and name in log.first_task
     ]
+    starts = [b.started for b in log.batches.get(run.query, []) if start <= b.started <= end]
+    interval = (starts[-1] - starts[0]) / (len(starts) - 1) if len(starts) > 1 else float("nan")
     return Measured(
         executor_seconds=seconds,
         operations=_operations(moves),
@@ -163,6 +166,7 @@ def measure(log: EventLog, run: Run, schedule: Schedule, latency: float) -> Meas
         steps=_steps(log, start, run.stopped),
         latencies=list(zip(commits.tolist(), waits.tolist(), strict=True)),
         startup=startup,
+        interval=interval,
     )
 
 

@@ -8,8 +8,10 @@ scaling operation stops the whole stage, is 0: adding or removing an executor do
 a Structured Streaming query (a removed executor's tasks run again elsewhere).
 
 steadyscale runs in the model as it runs on Spark: the default Scaler (``ScalerPolicy`` with
-no filter), deciding once per trigger, told the backlog, the running count and the processed
-rate. A fixed count is ``Hold``.
+no filter), told the backlog, the running count and the processed rate, deciding once per
+micro-batch. A batch starts when the one before ends, so a query that falls behind reports
+fewer, longer batches: the model decides at the mean interval between the real run's batches
+(the Scaler's filter counts samples, not seconds). A fixed count is ``Hold``.
 """
 
 from __future__ import annotations
