@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         policy: measure(read_event_log(folder), run, schedule, args.latency)
         for policy, (run, folder) in runs.items()
     }
-    # From registration to first task: the executors added during the runs, or else the one
-    # the probe added (its first task waited for the calibration's first batch).
+    # From registration to the end of the first task: the executors added during the runs, or
+    # else the one the probe added (its first task waited for the calibration's first batch).
     startups = [s for figures in measured.values() for s in figures.startup]
     if not startups:
         added = min((at, name) for name, at, _ in resized.executors if at > probed)
@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     delay = registered + startup
     print(
         f"actuation delay for the model: {delay:.1f} s = registration {registered:.1f} s + "
-        f"median {startup:.1f} s from registration to first task ({len(startups)} executors)",
+        f"median {startup:.1f} s from registration to its first task's end ({len(startups)} "
+        "executors)",
         flush=True,
     )
     rows = []

@@ -2,7 +2,7 @@
 
 Spark writes every listener event to its event log (``spark.eventLog.enabled``): executors
 added and removed (``SparkListenerExecutorAdded`` / ``Removed``, with their times), tasks
-(``SparkListenerTaskStart``, with the executor and launch time) and every micro-batch's
+(``SparkListenerTaskEnd``, with the executor and finish time) and every micro-batch's
 progress (``QueryProgressEvent``: its trigger's start, its duration, the offsets it read).
 From those, over the run's window (the schedule's start to its end):
 
@@ -53,7 +53,8 @@ class Batch:
 @dataclass(frozen=True)
 class EventLog:
     """One application's log: executors as ``(id, added, removed)`` (epoch s; removed is the
-    application's end for those still running), each executor's first task launch, and the
+    application's end for those still running), when each executor's first task ended (a new
+    executor's first task starts its Python worker: only then does it add capacity), and the
     batches of every query by name."""
 
     executors: list[tuple[str, float, float]]
@@ -79,9 +80,9 @@ def read_event_log(folder: Path) -> EventLog:
                 added[event["Executor ID"]] = event["Timestamp"] / 1000.0
             elif kind == "SparkListenerExecutorRemoved":
                 removed[event["Executor ID"]] = event["Timestamp"] / 1000.0
-            elif kind == "SparkListenerTaskStart":
+            elif kind == "SparkListenerTaskEnd":
                 info = event["Task Info"]
-                first_task.setdefault(info["Executor ID"], info["Launch Time"] / 1000.0)
+                first_task.setdefault(info["Executor ID"], info["Finish Time"] / 1000.0)
             elif kind == _PROGRESS:
                 batch = _batch(event["progress"])
                 if batch is not None:
@@ -121,7 +122,7 @@ class Measured:
     exactly_once: bool
     steps: list[tuple[float, int]]  # (seconds since the start, executors from then on)
     latencies: list[tuple[float, float]]  # (commit, seconds since the start; latency, s)
-    startup: list[float]  # seconds from registration to first task, executors added in window
+    startup: list[float]  # s from registration to first task's end, executors added in window
     interval: float  # mean seconds between two batches' starts in the window: a sample each
 
 

@@ -2,8 +2,8 @@
 
 The model gets what the real run had: the same rate, one value per second; the executors'
 capacity (the calibrated rows/s); the bounds and the starting count; the latency target as
-its SLA; and the measured actuation delay, the seconds from asking for an executor to its
-first task (registration plus its Python worker's start). Its ``pause``, the seconds a
+its SLA; and the measured actuation delay, the seconds from asking for an executor to the end
+of its first task (registration, then its Python worker's start). Its ``pause``, the seconds a
 scaling operation stops the whole stage, is 0: adding or removing an executor does not stop
 a Structured Streaming query (a removed executor's tasks run again elsewhere).
 
