@@ -1,8 +1,9 @@
 """benchmarks.spark_e2e: what it refuses, how it measures, and a small real run.
 
 The small run (``spark`` marker) starts a ``local-cluster`` of two one-core executors and runs
-the query under steadyscale and under a fixed count for 16 s of input each, without
-calibration; it checks the summary's columns and that every row was written exactly once.
+the query under steadyscale for 12 s of input, without calibration; it checks the summary's
+columns and that every row was written exactly once. Most of its time is Spark's: starting
+the JVMs, an executor's start timed, a first read of the source on each executor.
 """
 
 from __future__ import annotations
@@ -89,8 +90,8 @@ def test_a_retried_batch_replaces_what_it_delivered() -> None:
 def test_a_small_run_writes_the_summary_and_every_row_exactly_once(tmp_path: Path) -> None:
     command = [
         sys.executable, "-u", "-m", "benchmarks.spark_e2e", "--out", str(tmp_path),
-        "--duration", "16", "--calibration", "0", "--executors", "2",
-        "--master", "local-cluster[2,1,1024]", "--policies", "steadyscale", "fixed-mean",
+        "--duration", "12", "--calibration", "0", "--executors", "2",
+        "--master", "local-cluster[2,1,1024]", "--policies", "steadyscale",
     ]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -98,9 +99,9 @@ def test_a_small_run_writes_the_summary_and_every_row_exactly_once(tmp_path: Pat
         reader = csv.DictReader(handle)
         assert tuple(reader.fieldnames or ()) == COLUMNS
         rows = {row["policy"]: row for row in reader}
-    assert set(rows) == {"steadyscale", "fixed-mean"}
-    for row in rows.values():
-        assert int(row["rows_in"]) == int(row["rows_out"]) > 0
-        assert float(row["executor_seconds"]) > 0 and row["predicted_executor_seconds"]
+    assert set(rows) == {"steadyscale"}
+    row = rows["steadyscale"]
+    assert int(row["rows_in"]) == int(row["rows_out"]) > 0
+    assert float(row["executor_seconds"]) > 0 and float(row["predicted_executor_seconds"]) > 0
     assert "| yes |" in done.stdout and "| NO |" not in done.stdout
     assert (tmp_path / "timeline.png").stat().st_size > 10_000
