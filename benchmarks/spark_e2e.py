@@ -1,7 +1,7 @@
 """steadyscale against Spark's dynamic allocation on a running Structured Streaming job, and
 how far the queue model is from it (issue 31).
 
-    .venv/bin/python -u -m benchmarks.spark_e2e --out out/spark_e2e     # about 25 minutes
+    .venv/bin/python -u -m benchmarks.spark_e2e --out out/spark_e2e     # about 22 minutes
     .venv/bin/python -u -m benchmarks.spark_e2e --out out/e2e-short --duration 60
 
 One real query (``benchmarks.e2e.job``) runs on ``local-cluster[6,1,1024]`` (six one-core
