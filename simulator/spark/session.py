@@ -9,10 +9,12 @@ filterpy as the driver.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -78,6 +80,36 @@ def spark_session(
     session: SparkSession = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN" if verbose else "ERROR")
     return session
+
+
+@contextmanager
+def local_cluster(
+    master: str, app_name: str, config: Mapping[str, str] | None = None
+) -> Iterator[SparkSession]:
+    """A session on ``master`` (a cluster, e.g. ``local-cluster[workers,cores,memoryMB]``),
+    stopped when the block ends, with the executor logs of a ``local-cluster`` removed.
+
+    One process has one SparkContext: a running session (say, a shared ``local[2]`` one) is
+    stopped first, and whoever wants it next starts it again.
+    """
+    running = SparkSession.getActiveSession()
+    if running is not None:
+        running.stop()
+    session = spark_session(master, app_name=app_name, config=config)
+    context = session.sparkContext
+    jvm = context._jvm
+    assert jvm is not None  # a classic session's driver always has one
+    # The workers keep each executor's logs under $SPARK_HOME/work/<application id>: there is
+    # no setting for local-cluster workers, so remove them afterwards.
+    logs = Path(jvm.System.getenv("SPARK_HOME")) / "work"
+    application = context.applicationId
+    try:
+        yield session
+    finally:
+        session.stop()
+        shutil.rmtree(logs / application, ignore_errors=True)
+        if logs.is_dir() and not any(logs.iterdir()):
+            logs.rmdir()
 
 
 def _launch_jvm_quietly(settings: Mapping[str, str]) -> None:

@@ -18,7 +18,13 @@ Kafka's ``maxOffsetsPerTrigger``): the rest wait, and the source reports the lat
 due, so that the query's progress shows how far it is behind (``latestOffset`` less
 ``endOffset``, the backlog ``scaling.spark`` feeds to the Scaler). The rate is
 volume only: reading a row costs next to nothing unless ``cost_us`` (busy microseconds per
-row) is set, which makes more rows need more executors.
+row) is set, which makes more rows need more executors. ``hold_us`` does the same without
+burning the host's CPU: a task sleeps ``hold_us`` microseconds per row it reads, once, so an
+executor's task slot handles a known number of rows per second and several executors fit on
+few cores (``benchmarks.spark_e2e``). ``start`` (epoch seconds) pins the schedule's second 0
+to a moment of the wall clock, so that the arrival time of every row is known outside the
+source (row ``k`` is due once ``scheduled_rows`` reaches ``k + 1``); by default it is when the
+reader starts.
 
 Register it, then read it::
 
@@ -92,7 +98,7 @@ def scheduled_rows(schedule: Sequence[tuple[float, float]], elapsed: float) -> f
 
 class VolumeSource(DataSource):
     """The data source; options ``schedule``, ``control``, ``partitions``, ``cost_us``,
-    ``max_rows_per_batch``."""
+    ``hold_us``, ``max_rows_per_batch``, ``start``."""
 
     @classmethod
     def name(cls) -> str:
@@ -119,16 +125,21 @@ class VolumeReader(DataSourceStreamReader):
         self.schedule = None if schedule is None else parse_schedule(schedule)
         self.partition_count = int(options.get("partitions", "4"))
         self.cost_us = float(options.get("cost_us", "0"))
+        self.hold_us = float(options.get("hold_us", "0"))
         most = options.get("max_rows_per_batch")
         self.max_rows = None if most is None else _whole(most)
         bad_limit = self.max_rows is not None and self.max_rows < 1
-        if self.partition_count < 1 or self.cost_us < 0 or bad_limit:
+        if self.partition_count < 1 or self.cost_us < 0 or self.hold_us < 0 or bad_limit:
             raise ValueError(
                 f"partitions={self.partition_count} / cost_us={self.cost_us} / "
-                f"max_rows_per_batch={most} are not allowed: partitions must be >= 1, cost_us "
-                ">= 0 and max_rows_per_batch >= 1 (or left out: no limit)"
+                f"hold_us={self.hold_us} / max_rows_per_batch={most} are not allowed: "
+                "partitions must be >= 1, cost_us and hold_us >= 0 and max_rows_per_batch >= 1 "
+                "(or left out: no limit)"
             )
-        self._started = time.monotonic()
+        start = options.get("start")
+        # The schedule's second 0 on the monotonic clock: ``start`` moved from the wall clock.
+        ahead = 0.0 if start is None else float(start) - time.time()
+        self._started = time.monotonic() + ahead
         self._due = 0.0
         self._last = self._started
 
@@ -164,6 +175,8 @@ class VolumeReader(DataSourceStreamReader):
 
     def read(self, partition: InputPartition) -> Iterator[tuple[int]]:
         low, high = partition.value
+        if self.hold_us:
+            time.sleep((high - low) * self.hold_us / 1e6)
         for row in range(low, high):
             if self.cost_us:
                 deadline = time.perf_counter() + self.cost_us / 1e6

@@ -106,3 +106,27 @@ def test_a_batch_reads_at_most_max_rows_and_the_rest_is_reported_due(clock: Cloc
 def test_a_bad_row_limit_is_refused_naming_it(value: str) -> None:
     with pytest.raises(ValueError, match=f"max_rows_per_batch={value} are not allowed"):
         VolumeReader({"schedule": "1:1", "max_rows_per_batch": value})
+
+
+def test_start_pins_the_schedule_to_the_wall_clock(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stream_source.time, "time", lambda: 5000.0)
+    reader = VolumeReader({"schedule": "100:60", "start": "5003"})  # second 0 is 3 s away
+    clock.now += 2.0
+    assert reader.latestOffset({"rows": 0}, None) == {"rows": 0}  # nothing due before it
+    clock.now += 1.5
+    assert reader.latestOffset({"rows": 0}, None) == {"rows": 50}
+
+
+def test_a_task_holds_its_slot_per_row_without_burning_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(stream_source.time, "sleep", slept.append)
+    reader = VolumeReader({"schedule": "1:1", "partitions": "2", "hold_us": "2500"})
+    (first, second) = reader.partitions({"rows": 0}, {"rows": 7})
+    assert [row for (row,) in reader.read(first)] == [0, 1, 2, 3]
+    assert slept == [pytest.approx(0.01)]  # once per task: 4 rows x 2.5 ms
+    with pytest.raises(ValueError, match="hold_us=-1.0"):
+        VolumeReader({"schedule": "1:1", "hold_us": "-1"})
