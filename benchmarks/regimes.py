@@ -4,6 +4,7 @@
         --pause P --delay D --policy <every label but steadyscale> --out out/regimes/pP_dD
     .venv/bin/python -m benchmarks.regimes                    # the standing, per regime
     .venv/bin/python -m benchmarks.regimes --cells out/regimes/cells.csv  # every cell's winner
+    .venv/bin/python -m benchmarks.regimes --winners out/regimes/cells.csv  # counted again
     .venv/bin/python -m benchmarks.regimes --set late_price=200
     .venv/bin/python -m benchmarks.regimes --sweep --plot docs/img/price_sweep.png
 
@@ -123,12 +124,22 @@ def standing(
 
 
 def winner_counts(cells: Sequence[Mapping[str, Any]]) -> str:
-    """How many cells each policy wins at 50 and among the SLA keepers at 5, most first.
+    """How many cells each policy wins at 50 and among the SLA keepers at 5, most first, and
+    where the default does not win at 50, its cost over the winner's (median, largest).
 
-    >>> winner_counts([{"cheapest_at_50": "a", "cheapest_keeper_at_5": "b"},
-    ...                {"cheapest_at_50": "a", "cheapest_keeper_at_5": "a"}])
-    'at 50: a 2; at 5 among the keepers: a 1, b 1'
+    >>> cell = {"cost_at_50": 110, "its_cost_at_50": 100, "cheapest_keeper_at_5": "b"}
+    >>> for part in winner_counts([{**cell, "cheapest_at_50": "a"},
+    ...                            {**cell, "cheapest_at_50": DEFAULT,
+    ...                             "cheapest_keeper_at_5": "a"}]).split("; "):
+    ...     print(part)
+    at 50: a 1, steadyscale 1 (where another wins, the default costs 1.10x its cost, at most 1.10x)
+    at 5 among the keepers: a 1, b 1
     """
+    lost = sorted(
+        float(cell["cost_at_50"]) / float(cell["its_cost_at_50"])
+        for cell in cells
+        if cell["cheapest_at_50"] != DEFAULT
+    )
     parts = []
     for key, label in (
         ("cheapest_at_50", "at 50"),
@@ -139,6 +150,12 @@ def winner_counts(cells: Sequence[Mapping[str, Any]]) -> str:
             counts[str(cell[key])] = counts.get(str(cell[key]), 0) + 1
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         parts.append(f"{label}: " + ", ".join(f"{policy} {n}" for policy, n in ranked))
+    if lost:
+        median = lost[len(lost) // 2] if len(lost) % 2 else sum(lost[len(lost) // 2 - 1 :][:2]) / 2
+        parts[0] += (
+            f" (where another wins, the default costs {median:.2f}x its cost, "
+            f"at most {lost[-1]:.2f}x)"
+        )
     return "; ".join(parts)
 
 
@@ -190,9 +207,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--csv", type=Path, help="write the standing table here")
     parser.add_argument("--cells", type=Path, help="write every cell's winners here (CSV)")
+    parser.add_argument(
+        "--winners", type=Path, help="print the winners of a --cells CSV, per regime, and stop"
+    )
     parser.add_argument("--only", action="append", default=[], metavar="P:D")
     args = parser.parse_args(argv)
     settings = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
+    if args.winners:
+        with args.winners.open(encoding="utf-8") as handle:
+            groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+            for row in csv.DictReader(handle):
+                groups.setdefault((row["pause"], row["delay"], row["seeds"]), []).append(row)
+        for (pause, delay, seeds), cells in groups.items():
+            print(f"pause {pause} s, delay {delay} s, {seeds}: {winner_counts(cells)}")
+        return
     table, curves, winners = [], {}, []
     with ProcessPoolExecutor(args.workers) as pool:
         only = [tuple(int(x) for x in item.split(":")) for item in args.only]
