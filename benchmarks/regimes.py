@@ -243,8 +243,6 @@ def main(argv: Sequence[str] | None = None) -> None:
                     {"pause": regime[0], "delay": regime[1], "seeds": label, **cell}
                     for cell in cells
                 ]
-                if args.cells:
-                    print(f"    winners: {winner_counts(cells)}", flush=True)
                 table.append({"pause": regime[0], "delay": regime[1], "seeds": label, **counts})
                 print(
                     f"pause {regime[0]:>2} s, delay {regime[1]:>3} s, {label}: of "
@@ -254,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     f"(HPA {counts['hpa_sla_sum']:.0f})",
                     flush=True,
                 )
+                if args.cells:
+                    print(f"    winners: {winner_counts(cells)}", flush=True)
     if args.csv and table:
         with args.csv.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(table[0]))
