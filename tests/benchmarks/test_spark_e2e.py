@@ -86,12 +86,24 @@ def test_a_retried_batch_replaces_what_it_delivered() -> None:
     assert sink.ids().tolist() == [0, 1, 2, 3, 4]
 
 
+def daily_trace(path: Path) -> Path:
+    """Two days of a daily cycle every 30 minutes, in the traces' format (``timestamp,value``):
+    the run needs no file from outside the repository (CI's clone has none next to it)."""
+    hours = np.arange(96) / 2.0
+    values = 10_000.0 + 8_000.0 * np.sin(2.0 * np.pi * (hours - 6.0) / 24.0)
+    lines = [f"2014-07-{1 + int(h // 24):02d} {int(h % 24):02d}:{int(h * 60) % 60:02d}:00,{v:.0f}"
+             for h, v in zip(hours.tolist(), values.tolist(), strict=True)]  # fmt: skip
+    path.write_text("timestamp,value\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 @pytest.mark.spark
 def test_a_small_run_writes_the_summary_and_every_row_exactly_once(tmp_path: Path) -> None:
     command = [
         sys.executable, "-u", "-m", "benchmarks.spark_e2e", "--out", str(tmp_path),
         "--duration", "12", "--calibration", "0", "--executors", "2",
         "--master", "local-cluster[2,1,1024]", "--policies", "steadyscale",
+        "--trace", str(daily_trace(tmp_path / "daily.csv")),
     ]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
