@@ -14,8 +14,8 @@ run: $(VENV)/.installed-run
 	  [ $$status -eq 0 ] || [ $$status -eq 130 ] || [ $$status -eq 143 ] || exit $$status
 
 # pytest runs in two processes on the machine's two cores: the tests marked spark (mostly waiting
-# on JVMs) beside all the others, so that the whole suite takes about half as long as in one. The
-# spark tests' report is printed after the others'; either failing fails the target.
+# on JVMs) beside all the others, so that their waits overlap the others' work. The spark tests'
+# report is printed after the others'; either failing fails the target.
 test: $(VENV)/.installed-test test-tools
 	$(BIN)/python -m simulator.spark.checks  # PySpark needs Java 17: say so plainly if it is missing
 	$(BIN)/ruff check .
