@@ -20,11 +20,8 @@ Routes and dependencies are ``async``: FastAPI runs plain functions in its threa
 there and back costs more than a small request's own work. Calls that touch the database go
 to the thread pool, except small sample batches (``StreamService.post_samples_async``).
 
-Every error answers a ``service.models.Problem``: status, reason phrase, one sentence, and each
-field at fault with the value received (cut short) and what is allowed, at most
-``MAX_ERRORS`` of them; 409 also names the sample. Trouble with the storage answers 503 with
-``Retry-After`` (``/readyz``'s 503 is a reason code alone). A 405 lists every method the path
-takes in ``Allow``. No error body grows with the input.
+Every error answers a ``service.models.Problem`` (``service.problems``). ``POST
+/v1/streams/{stream_id}/samples`` is answered by ``service.fastpath`` (see there).
 
 ``create_app`` checks the data directory before anything starts (``OSError`` naming the path),
 so that ``steadyscale serve`` on an unusable directory says which and why instead of failing in
@@ -41,39 +38,42 @@ import importlib.metadata
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from http import HTTPStatus
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.checkpoints import CheckpointPolicy
 from service.dashboard import OPEN_PATHS, OPEN_PREFIX, dashboard
-from service.errors import ServiceError, Unavailable
+from service.errors import ServiceError
+from service.fastpath import SamplesFastPath
 from service.health import LoopWatch
 from service.keda import serve_keda
 from service.metrics import Metrics, RequestMetricsMiddleware
-from service.models import MAX_ERRORS, STREAM_ID_ALLOWED, FieldError, Problem
+from service.models import FieldError
+from service.problems import (
+    http_error,
+    internal_error,
+    problem_response,
+    storage_error,
+    validation_error,
+)
 from service.pull.runner import open_pull
 from service.replay import Replays
 from service.routes import api, probes
 from service.settings import Settings, get_settings
-from service.shown import cut
 from service.storage import Storage, prepare_file
 from service.store import StorageUnavailable, Store
 from service.streams import INLINE_BATCH, StreamService
 
-# The largest error body, bytes, whatever the request (issue 32: a 1 MB PUT was answered 15.6 MB).
-MAX_ERROR_BODY = 64 * 1024
 
-
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, fast_path: bool = True) -> FastAPI:
     """The steadyscale service; ``settings`` default to ``Settings()`` from the environment.
+    Without ``fast_path`` FastAPI's own route answers sample batches (the tests compare the
+    two; ``service.fastpath``).
 
     Raises ``OSError`` naming the path when the data directory cannot hold the database, or
     the server when PostgreSQL's cannot be used.
@@ -100,14 +100,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = metrics
     app.state.settings = settings
     # The last added runs first: metrics see every request, tokens are checked before the body
-    # is read.
+    # is read, the fast path reads it within the limit.
+    if fast_path:
+        samples = next(
+            route for route in api.routes if getattr(route, "name", "") == "post_samples"
+        )
+        app.add_middleware(SamplesFastPath, route=samples)
     app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(TokenMiddleware)
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
-    app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(StorageUnavailable, _storage_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(Exception, _internal_error)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(StorageUnavailable, storage_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(Exception, internal_error)
     app.include_router(probes)
     app.include_router(api)
     app.include_router(dashboard)
@@ -212,7 +217,7 @@ class TokenMiddleware:
                     [FieldError.of("Authorization", None, allowed, message)],
                     headers={"WWW-Authenticate": "Bearer"},
                 )
-                await _problem_response(error)(scope, receive, send)
+                await problem_response(error)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -231,7 +236,7 @@ class BodyLimitMiddleware:
         limit: int = scope["state"]["settings"].max_body_bytes
         declared = Headers(scope=scope).get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            response = _problem_response(_body_too_large(int(declared), limit))
+            response = problem_response(_body_too_large(int(declared), limit))
             await response(scope, receive, send)
             return
         received = 0
@@ -253,46 +258,6 @@ def _body_too_large(size: int, limit: int) -> ServiceError:
     allowed = f"at most {limit} bytes (setting max_body_bytes)"
     message = f"the request body is larger than {limit} bytes (setting max_body_bytes)"
     return ServiceError(413, message, [FieldError.of("body", size, allowed, message)])
-
-
-async def _http_error(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, HTTPException)
-    if error.status_code == 405:
-        allowed = _allowed_methods(request.scope)
-        message = f"{request.method[:20]} is not allowed here: use {', '.join(allowed)}"
-        method = FieldError.of("method", request.method, ", ".join(allowed), message)
-        error = ServiceError(405, message, [method], headers={"Allow": ", ".join(allowed)})
-    elif error.status_code == 404 and not isinstance(error, ServiceError):
-        path = request.url.path
-        message = f"no route has the path {path[:100]!r}"
-        paths = "a path of the API (GET /openapi.json lists them)"
-        error = ServiceError(404, message, [FieldError.of("path", path, paths, message)])
-    return _problem_response(error)
-
-
-async def _storage_error(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, StorageUnavailable)
-    return _problem_response(Unavailable(error))
-
-
-async def _validation_error(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, RequestValidationError)
-    details = error.errors()
-    errors = [_field_error(detail) for detail in details[:MAX_ERRORS]]
-    summary = "; ".join(field.message for field in errors[:3])
-    more = f" (and {len(details) - 3} more)" if len(details) > 3 else ""
-    return _problem_response(ServiceError(422, summary + more, errors))
-
-
-def _allowed_methods(scope: Scope) -> list[str]:
-    """Every method some route of the app takes at the scope's path (Starlette's own 405
-    names only the first route that matched the path)."""
-    methods: set[str] = set()
-    for route in (*probes.routes, *api.routes, *dashboard.routes):
-        match, _ = route.matches(scope)
-        if match != Match.NONE:
-            methods |= getattr(route, "methods", None) or set()
-    return sorted(methods)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -317,48 +282,3 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                     operation["security"] = [{"bearer": []}, {}]
         app.openapi_schema = document
     return app.openapi_schema
-
-
-async def _internal_error(request: Request, error: Exception) -> JSONResponse:
-    # Starlette logs the exception (it re-raises it to the server once this response is sent).
-    return _problem_response(ServiceError(500, "internal error; the server log has the details"))
-
-
-def _problem_response(error: HTTPException) -> JSONResponse:
-    if isinstance(error, ServiceError):
-        detail, errors, sample = error.message, error.errors[:MAX_ERRORS], error.sample
-    else:
-        detail, errors, sample = cut(str(error.detail)), [], None
-    problem = Problem(
-        status=error.status_code,
-        error=HTTPStatus(error.status_code).phrase,
-        detail=detail,
-        errors=errors,
-        sample=sample,
-    )
-    response = JSONResponse(problem.model_dump(mode="json"), error.status_code, error.headers)
-    while len(response.body) > MAX_ERROR_BODY and problem.errors:
-        # Escaped characters (\u0000 is six) can still take MAX_ERRORS sentences past it.
-        problem.errors = problem.errors[: len(problem.errors) // 2]
-        response = JSONResponse(problem.model_dump(mode="json"), error.status_code, error.headers)
-    return response
-
-
-def _field_error(detail: dict[str, Any]) -> FieldError:
-    """One of pydantic's validation errors as a ``FieldError`` naming the field."""
-    where, *path = detail["loc"]
-    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path)
-    field = field.lstrip(".") or where
-    kind = detail["type"]
-    if kind == "missing":
-        return FieldError.of(field, None, "required", f"{field[:100]} is missing; it is required")
-    if kind == "json_invalid":
-        message = f"the body is not valid JSON: {detail['ctx']['error']} at character {path[0]}"
-        return FieldError.of("body", None, "a JSON document", message)
-    if kind == "value_error":
-        allowed = str(detail["ctx"]["error"])
-    elif where == "path" and field == "stream_id":
-        allowed = f"stream_id must be {STREAM_ID_ALLOWED}"
-    else:
-        allowed = detail["msg"]
-    return FieldError.of(field, detail.get("input"), allowed)

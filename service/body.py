@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Coroutine
-from email.message import Message
 from typing import Any
 
 from fastapi import Request, Response
@@ -60,7 +59,7 @@ class JSONRoute(APIRoute):
         async def strict_handler(request: Request) -> Response:
             strict = JSONRequest(request.scope, request.receive)
             if await strict.body():
-                _check_content_type(strict)
+                check_content_type(strict)
             return await handler(strict)
 
         return strict_handler
@@ -133,7 +132,22 @@ def _bad_body(reason: str) -> ServiceError:
     return ServiceError(400, message, [FieldError.of("body", None, allowed, message)])
 
 
-def _check_content_type(request: Request) -> None:
+def _media_type(declared: str) -> tuple[str, str]:
+    """The type and subtype of a Content-Type header, lower case, as ``email.message`` reads
+    them (``text/plain`` for a value without exactly one ``/``), without building a message.
+
+    >>> _media_type("Application/JSON; charset=utf-8"), _media_type("json")
+    (('application', 'json'), ('text', 'plain'))
+    """
+    media = declared.partition(";")[0].strip().lower()
+    if media.count("/") != 1:
+        media = "text/plain"
+    maintype, _, subtype = media.partition("/")
+    return maintype, subtype
+
+
+def check_content_type(request: Request) -> None:
+    """415 (a ``ServiceError``) unless the body is declared JSON and is not encoded."""
     declared = request.headers.get("content-type")
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding != "identity":
@@ -142,12 +156,8 @@ def _check_content_type(request: Request) -> None:
         field = FieldError.of("Content-Encoding", encoding, allowed, message)
         raise ServiceError(415, message, [field])
     if declared is not None:
-        parsed = Message()
-        parsed["content-type"] = declared
-        subtype = parsed.get_content_subtype()
-        if parsed.get_content_maintype() == "application" and (
-            subtype == "json" or subtype.endswith("+json")
-        ):
+        maintype, subtype = _media_type(declared)
+        if maintype == "application" and (subtype == "json" or subtype.endswith("+json")):
             return
     shown = "missing" if declared is None else f"{declared[:100]!r}"
     message = f"the Content-Type header is {shown}; the body must be {JSON_ALLOWED}"

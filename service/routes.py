@@ -37,6 +37,7 @@ from service.models import (
     DecisionOut,
     HistoryOut,
     MetricOut,
+    Sample,
     SampleBatch,
     Status,
     StreamConfig,
@@ -257,7 +258,12 @@ async def post_samples(stream_id: StreamId, batch: SampleBatch, streams: Streams
     the last applied ``t``, or times that do not increase within the batch: 409, nothing
     applied.
     """
-    result = await streams.post_samples_async(stream_id, batch.samples)
+    return await apply_batch(streams, stream_id, batch.samples)
+
+
+async def apply_batch(streams: StreamService, stream_id: str, samples: list[Sample]) -> Response:
+    """``post_samples``' work once the request is valid (``service.fastpath`` calls it too)."""
+    result = await streams.post_samples_async(stream_id, samples)
 
     def answer() -> Response:
         return json_answer(

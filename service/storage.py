@@ -176,7 +176,9 @@ class Storage(Store):
             connection.close()
 
     @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
+    def _connection(self, wait: bool = True) -> Iterator[sqlite3.Connection]:
+        """A pooled connection that waits out another process's lock for ``busy_timeout``
+        seconds, or (``wait=False``) fails at once."""
         with self._guard:
             if self._closed:
                 raise RuntimeError(f"storage {self.path} is closed")
@@ -188,8 +190,16 @@ class Storage(Store):
                     timeout=self._busy_timeout,
                     isolation_level=None,
                     check_same_thread=False,
+                    factory=_Connection,
                 )
                 connection.execute(f"PRAGMA synchronous={self._synchronous}")
+            assert isinstance(connection, _Connection)
+            if connection.waits != wait:
+                # Set only when it changes: the event loop's non-waiting writes take the same
+                # idle connection again and again, and two PRAGMAs were a fifth of their SQL.
+                waited = int(self._busy_timeout * 1000) if wait else 0
+                connection.execute(f"PRAGMA busy_timeout = {waited}")
+                connection.waits = wait
             yield connection
         except sqlite3.OperationalError as error:
             # Locked past the timeout, disk full, I/O error, read-only: the file's trouble,
@@ -215,21 +225,15 @@ class Storage(Store):
         if not self._write_lock.acquire(blocking=wait):
             raise StorageBusy(self.path)
         try:
-            with self._connection() as db:
-                if not wait:
-                    db.execute("PRAGMA busy_timeout = 0")
+            with self._connection(wait) as db:
+                self._begin(db, wait)
                 try:
-                    self._begin(db, wait)
-                    try:
-                        yield db
-                        db.execute("COMMIT")
-                    except BaseException:
-                        if db.in_transaction:
-                            db.execute("ROLLBACK")
-                        raise
-                finally:
-                    if not wait:
-                        db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+                    yield db
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
         finally:
             self._write_lock.release()
 
@@ -254,6 +258,12 @@ class Storage(Store):
             if not wait and error.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 raise StorageBusy(self.path) from error
             raise
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that knows whether its busy timeout is the storage's or 0."""
+
+    waits = True  # sqlite3.connect's timeout sets the busy timeout
 
 
 def prepare_file(path: Path) -> None:

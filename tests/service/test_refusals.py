@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from service.app import MAX_ERROR_BODY, create_app
+from service.app import create_app
+from service.problems import MAX_ERROR_BODY
 from service.settings import Settings
 
 RAW = {"filter": {"name": "raw"}, "policy": {"capacity": 1.0}}
