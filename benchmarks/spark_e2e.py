@@ -50,7 +50,6 @@ from benchmarks.e2e.job import (
     executors_running,
     resize,
     run_policy,
-    wait_until,
     warm_source,
     warm_up,
 )
@@ -60,7 +59,7 @@ from benchmarks.e2e.sim import model_policy, predict
 from benchmarks.e2e.workload import TRACE, needed, trace_schedule
 from scaling.policy import LATENCY
 from scaling.spark import UnsupportedCluster, check_resizable
-from simulator.spark.session import local_cluster
+from simulator.spark.session import local_cluster, wait_for
 
 POLICIES = ("steadyscale", "dynamic-allocation", "fixed-peak", "fixed-mean")
 COLUMNS = (
@@ -113,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     config = EXECUTOR_SETTINGS | {"spark.eventLog.dir": str(folder.resolve())}
     with local_cluster(args.master, "steadyscale-e2e", config) as spark:
-        if not wait_until(lambda: executors_running(spark) >= args.executors, START_TIMEOUT):
+        if not wait_for(lambda: executors_running(spark) >= args.executors, START_TIMEOUT):
             print(f"spark_e2e: {executors_running(spark)} executors started", file=sys.stderr)
             return 1
         warm_up(spark, args.executors)
@@ -154,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         config = EXECUTOR_SETTINGS | {"spark.eventLog.dir": str(folder.resolve())}
         config |= dynamic_allocation(args.executors, initial) | da_conf
         with local_cluster(args.master, "steadyscale-e2e-dynamic", config) as spark:
-            wait_until(lambda: executors_running(spark) >= initial, START_TIMEOUT)
+            wait_for(lambda: executors_running(spark) >= initial, START_TIMEOUT)
             # Like the executors of the runs above, which the calibration's reads started.
             warm_source(spark, initial)
             print(f"{policy}: running ({time.monotonic() - began:.0f} s so far)", flush=True)

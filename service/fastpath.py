@@ -30,7 +30,7 @@ from fastapi import Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import StringConstraints, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException
-from starlette.routing import BaseRoute, get_route_path
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from service.body import JSONRequest, check_content_type
@@ -57,7 +57,7 @@ class SamplesFastPath:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        matched = _PATH.fullmatch(get_route_path(scope))
+        matched = _PATH.fullmatch(_route_path(scope))
         if matched is None:
             await self.app(scope, receive, send)
             return
@@ -102,3 +102,12 @@ def _validated(
     except ValidationError as error:
         errors = error.errors(include_url=False)
         return None, [{**detail, "loc": (*where, *detail["loc"])} for detail in errors]
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the router matches: below the root path, when the server was given one."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] == "/":
+        return path[len(root) :]
+    return path

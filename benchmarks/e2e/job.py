@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.e2e.workload import Schedule
 from scaling.spark import SparkExecutorAdaptor, autoscale
+from simulator.spark.session import wait_for
 from simulator.spark.stream_source import VolumeSource
 
 # Tasks per micro-batch (the source's partitions). 12 split evenly over 1, 2, 3, 4 and 6
@@ -112,15 +113,6 @@ def executors_running(spark: SparkSession) -> int:
     return int(spark.sparkContext._jsc.sc().getExecutorIds().size())  # type: ignore[union-attr]
 
 
-def wait_until(condition: Callable[[], bool], timeout: float, poll: float = 0.5) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(poll)
-    return True
-
-
 def warm_up(spark: SparkSession, executors: int) -> None:
     """Start a Python worker on every executor: a job of 4 short tasks per executor."""
     tasks = 4 * executors
@@ -142,7 +134,7 @@ def resize(spark: SparkSession, count: int, timeout: float = 240.0) -> float:
     adaptor = SparkExecutorAdaptor(spark, min_executors=1)
     asked = time.monotonic()
     adaptor.resize(count)
-    if not wait_until(lambda: executors_running(spark) == count, timeout):
+    if not wait_for(lambda: executors_running(spark) == count, timeout):
         raise RuntimeError(f"{executors_running(spark)} executors run, {count} asked for")
     return time.monotonic() - asked
 
@@ -212,7 +204,7 @@ def run_policy(
                 _print_line(spark, policy, schedule, query.lastProgress or {}, printed - start)
         run.drained = caught_up()
         # The last batch is committed and nothing is due: stopping interrupts no batch.
-        wait_until(lambda: query.status.get("isTriggerActive") is False, 30.0, poll=0.1)
+        wait_for(lambda: query.status.get("isTriggerActive") is False, 30.0, poll=0.1)
     finally:
         query.stop()
         run.stopped = time.time()

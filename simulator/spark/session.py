@@ -13,7 +13,8 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -110,6 +111,17 @@ def local_cluster(
         shutil.rmtree(logs / application, ignore_errors=True)
         if logs.is_dir() and not any(logs.iterdir()):
             logs.rmdir()
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, poll: float = 0.5) -> bool:
+    """Poll ``condition`` until it holds (True) or ``timeout`` seconds pass (False): what a
+    cluster started or resized needs (executors register one by one)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll)
+    return True
 
 
 def _launch_jvm_quietly(settings: Mapping[str, str]) -> None:

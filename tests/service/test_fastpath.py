@@ -166,3 +166,21 @@ def test_the_app_answers_batches_on_the_fast_path_by_default(tmp_path: Path) -> 
     assert SamplesFastPath in [
         m.cls for m in create_app(Settings(data_dir=tmp_path)).user_middleware
     ]
+
+
+@pytest.mark.parametrize("root", ["/x", "/v1"])
+def test_a_root_path_is_matched_as_the_router_matches_it(tmp_path: Path, root: str) -> None:
+    clients = []
+    for fast in (True, False):
+        app = create_app(Settings(data_dir=tmp_path / str(fast)), fast_path=fast)
+        clients.append(TestClient(app, root_path=root))
+    with clients[0] as fast, clients[1] as routed:
+        pair = (fast, routed)
+        for client in pair:
+            client.put("/v1/streams/s", json=CONFIG)
+        for path in (
+            "/v1/streams/s/samples",
+            f"{root}/v1/streams/s/samples",
+            f"{root}/streams/s/samples",
+        ):
+            same(pair, "POST", path, samples(1.0), JSON)
