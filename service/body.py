@@ -88,6 +88,8 @@ def parse_json(body: bytes) -> Any:
         raise _bad_body(f"it is nested more than {MAX_DEPTH} levels deep") from None
     except _DuplicateKey as error:
         raise _bad_body(f"the key {error.key!r} appears twice in one object") from None
+    except ValueError as error:  # an integer longer than Python converts (4,300 digits)
+        raise _bad_body(str(error).partition(";")[0]) from None
     if _depth(document) > MAX_DEPTH:
         raise _bad_body(f"it is nested more than {MAX_DEPTH} levels deep")
     return document

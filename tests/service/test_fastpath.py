@@ -30,7 +30,7 @@ HEADERS = ("content-type", "allow", "retry-after", "www-authenticate")
 @pytest.fixture
 def apps(tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:
     def app(name: str, fast: bool) -> TestClient:
-        settings = Settings(data_dir=tmp_path / name, max_body_bytes=4096)
+        settings = Settings(data_dir=tmp_path / name, max_body_bytes=16_384)
         return TestClient(create_app(settings, fast_path=fast), raise_server_exceptions=False)
 
     with app("fast", True) as fast, app("routed", False) as routed:
@@ -93,7 +93,8 @@ CASES: list[tuple[str, str, bytes, dict[str, str], int]] = [
         415,
     ),
     ("POST", "/v1/streams/s/samples", samples(11.0), {"content-type": "Application/JSON"}, 200),
-    ("POST", "/v1/streams/s/samples", b" " * 5000, JSON, 413),
+    ("POST", "/v1/streams/s/samples", b" " * 20_000, JSON, 413),
+    ("POST", "/v1/streams/s/samples", b'{"samples": [{"t": ' + b"1" * 5000 + b"}]}", JSON, 400),
     ("POST", "/v1/streams/.bad/samples", b'{"samples": [{"t": 1}]}', JSON, 422),
     ("GET", "/v1/streams/s/samples", b"", {}, 405),
     ("PUT", "/v1/streams/s/samples", samples(1.0), JSON, 405),
