@@ -55,7 +55,9 @@ REGIMES = ((4, 0), (8, 0), (12, 0), (8, 5), (8, 30), (20, 30), (30, 60), (60, 12
 SEED_SETS = {"seeds 1-3": (1, 2, 3), "seeds 4-6": (4, 5, 6)}
 DEFAULT = "steadyscale"
 PER_OPERATION = 30.0
-LATE_PRICES = (50.0, 200.0, 1000.0, 5000.0, 20000.0)
+# Prices of a late second, in operator-seconds: from below the default (1,000) to far above,
+# wide enough that the cheapest end meets the HPA's leanest target (0.9) in every regime.
+LATE_PRICES = (5.0, 20.0, 50.0, 200.0, 1000.0, 5000.0, 20000.0)
 HPA_TARGETS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -312,6 +314,8 @@ def sweep(
         print(f"    late_price {price:>6g}: {cost:10.0f} operator-s, {sla:7.0f} SLA s")
     for target, cost, sla in hpa:
         print(f"    hpa target {target:>4g}: {cost:10.0f} operator-s, {sla:7.0f} SLA s")
+    for policy, (cost, sla) in others.items():
+        print(f"    {policy}: {cost:10.0f} operator-s, {sla:7.0f} SLA s")
     return {"default": default, "hpa": hpa, "others": others}
 
 
@@ -321,6 +325,7 @@ def plot_sweep(path: Path, curves: Mapping[tuple[int, int], Mapping[str, Any]]) 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     columns = min(4, len(curves))
     rows = (len(curves) + columns - 1) // columns
@@ -330,29 +335,21 @@ def plot_sweep(path: Path, curves: Mapping[tuple[int, int], Mapping[str, Any]]) 
         axis.plot(
             sla, cost, "o-", color="tab:red", label="steadyscale, late price varied", zorder=3
         )
-        for price, c, s in curve["default"]:
-            axis.annotate(
-                f"{price:g}",
-                (s, c),
-                fontsize=6,
-                xytext=(3, 3),
-                textcoords="offset points",
-                color="tab:red",
-            )
+        for index, (price, c, s) in enumerate(curve["default"]):
+            _label(axis, f"{price:g}", s, c, index, "tab:red")
         _, cost, sla = zip(*curve["hpa"], strict=True)
         axis.plot(sla, cost, "s-", color="tab:blue", label="HPA, target 0.5-0.9")
-        for target, c, s in curve["hpa"]:
-            axis.annotate(
-                f"{target:g}",
-                (s, c),
-                fontsize=6,
-                xytext=(3, -8),
-                textcoords="offset points",
-                color="tab:blue",
-            )
-        for policy, (c, s) in curve["others"].items():
-            axis.plot([s], [c], "x", color="0.5")
-            axis.annotate(policy[:14], (s, c), fontsize=5, color="0.4")
+        for index, (target, c, s) in enumerate(curve["hpa"]):
+            _label(axis, f"{target:g}", s, c, index, "tab:blue")
+        points = list(curve["others"].values())
+        axis.plot(
+            [s for _, s in points],
+            [c for c, _ in points],
+            "x",
+            color="0.55",
+            label="every other baseline (one point each)",
+        )
+        axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / 1e6:.1f}M"))
         axis.set_xscale("symlog", linthresh=10)
         axis.set_title(f"pause {regime[0]} s, delay {regime[1]} s", fontsize=9)
         axis.set_xlabel("SLA seconds (summed)", fontsize=8)
@@ -364,6 +361,12 @@ def plot_sweep(path: Path, curves: Mapping[tuple[int, int], Mapping[str, Any]]) 
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
+
+
+def _label(axis: Any, text: str, x: float, y: float, index: int, color: str) -> None:
+    """A point's label, above and below its neighbours' in turn: neighbours often sit close."""
+    offset = (4, 4) if index % 2 == 0 else (4, -10)
+    axis.annotate(text, (x, y), fontsize=6, xytext=offset, textcoords="offset points", color=color)
 
 
 if __name__ == "__main__":
