@@ -207,32 +207,35 @@ class Pricer:
         self._holding = holding[lands:]
         # An operation's delay is the running count's, whichever count it then starts.
         self._before = late_over(holding[:lands], held, 0.0, variance)
+        # The backlog left at the horizon (an operation's less its count's AFTER s of work),
+        # and the operator-seconds.
+        self._held, self._held_seconds = held, outlook.running * self.horizon
+        self._held_left = backlog + self._by_horizon - held * self.horizon
+        self._changed_left = self._found + self._by_horizon - self._by_landing
+        self._landing_seconds = outlook.running * landing
         self.priced: dict[int, Terms] = {}  # the counts priced so far
 
     def terms(self, operators: int) -> Terms:
         """The expected cost terms of running ``operators`` (an integer >= 0)."""
-        if operators not in self.priced:
-            self.priced[operators] = self._priced(operators)
-        return self.priced[operators]
+        terms = self.priced.get(operators)
+        if terms is None:
+            terms = self.priced[operators] = self._priced(operators)
+        return terms
 
     def _priced(self, operators: int) -> Terms:
         outlook, prices = self.outlook, self.prices
-        c, latency = prices.capacity, prices.latency
-        n0, held = outlook.running, outlook.running * prices.capacity
-        if operators == n0:  # holding: n0 serves throughout, from the backlog there is now
-            late = late_over(self._holding, held, self._before, self._variance)
-            late = min(late, self.horizon)
-            left = outlook.backlog + self._by_horizon - held * self.horizon
-            operator_seconds, operation, final = n0 * self.horizon, 0.0, held
+        if operators == outlook.running:  # holding: n0 serves throughout, from the backlog now
+            final = self._held
+            late = min(late_over(self._holding, final, self._before, self._variance), self.horizon)
+            left, operator_seconds, operation = self._held_left, self._held_seconds, 0.0
         else:  # an operation: n0 until it lands, nothing during the restart, the count after
-            capacity = operators * c
-            late = late_over(self._change, capacity, self._before, self._variance)
-            late = min(late, self.horizon)
-            left = self._found + self._by_horizon - self._by_landing - capacity * AFTER
-            operator_seconds = n0 * outlook.landing + operators * (outlook.restart + AFTER)
-            operation, final = prices.operation, capacity
+            final = operators * prices.capacity
+            late = min(late_over(self._change, final, self._before, self._variance), self.horizon)
+            left = self._changed_left - final * AFTER
+            operator_seconds = self._landing_seconds + operators * (outlook.restart + AFTER)
+            operation = prices.operation
         # The backlog left at the horizon, drained at the spare capacity after it (<= AFTER s).
-        over = left - latency * final
+        over = left - prices.latency * final
         if over > 0.0:
             spare = final - self._final_rate
             late += min(over / spare, AFTER) if spare > 0.0 else AFTER
