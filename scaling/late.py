@@ -24,8 +24,14 @@ served: m does not fall, ``since`` is 0, and there is no reflection at 0).
 An interval whose u is at least ``FAR`` at both ends adds nothing: G is 0.0 there in floats
 (Φ(-40) and φ(40) underflow), and the loop skips its two ``erfc`` and two ``exp``.
 
->>> served_late([(10.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)], 0.0, 0.0, 0.0, 1.0)
-5.0
+A restart's minute in which the mean backlog sits at the count's threshold (100 records at
+100 records/s and a latency of 1 s; spread 10 records), then one in which it rises from 2
+spreads under it to 2 over: late half of each.
+
+>>> at = (60.0, 1.0, 1.0, 100.0, 0.0, 100.0, 0.0, 10.0, None, 0.0, 0.0)
+>>> rising = (60.0, 1.0, 1.0, 80.0, 0.0, 120.0, 0.0, 10.0, None, 0.0, 0.0)
+>>> late_over([at], 100.0, 0.0, 1.0), round(late_over([at, rising], 100.0, 0.0, 1.0), 9)
+(30.0, 60.0)
 """
 
 from __future__ import annotations
