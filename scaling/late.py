@@ -62,7 +62,8 @@ def late_over(spans: list[Span], scale: float, late: float, variance: float) -> 
         start = (x - (low_base - scale * low_since)) / spread
         end = (high_at * scale - (high_base - scale * high_since)) / spread
         if start < FAR or end < FAR:
-            if abs(end - start) < 1e-9:
+            change = end - start
+            if -1e-9 < change < 1e-9:
                 late += width * (0.5 * erfc(start * _SQRT_HALF))
             else:
                 late += width * (
@@ -74,7 +75,7 @@ def late_over(spans: list[Span], scale: float, late: float, variance: float) -> 
                             - exp(-0.5 * start * start) / _SQRT_2PI
                         )
                     )
-                    / (end - start)
+                    / change
                 )
         if rate is None:
             continue
@@ -82,7 +83,7 @@ def late_over(spans: list[Span], scale: float, late: float, variance: float) -> 
         if exponent < NEGLIGIBLE:
             continue
         exponent += log_ndtr((-x - (middle_base - scale * middle_since)) / spread)
-        late += width * exp(min(exponent, 0.0))
+        late += width * exp(0.0 if exponent > 0.0 else exponent)
     return late
 
 
