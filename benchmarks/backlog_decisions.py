@@ -17,11 +17,11 @@ record (``explain``, its numbers rounded as stored) and prose. ``--base DIR`` im
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
 from typing import Any
+
+from benchmarks.volume_decisions import from_checkout
 
 DEFAULT: dict[str, Any] = {"policy": {"capacity": 50.0}}
 REGIMES = [(pause, delay) for pause in (4.0, 8.0, 20.0, 60.0) for delay in (0.0, 30.0, 120.0)]
@@ -61,11 +61,7 @@ class Recorder:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--base", help="a checkout whose packages decide instead of these")
-    args = parser.parse_args()
-    if args.base:
-        sys.path.insert(0, args.base)
+    from_checkout(__doc__.split("\n", 1)[0])
     from simulator import add_noise, paper_workload
     from simulator.model.queue import QueueConfig, run_queue
 
@@ -78,7 +74,9 @@ def main() -> None:
             for snr in (1.0, 5.0):
                 recorder = Recorder(spec)
                 volumes = add_noise(paper_workload(seed), snr, seed)
-                run_queue(recorder, volumes, config=QueueConfig(pause=pause, delay=delay), operators=5)
+                run_queue(
+                    recorder, volumes, config=QueueConfig(pause=pause, delay=delay), operators=5
+                )
                 decided = [[d.operators, d.code] for d in recorder.decisions]
                 counts.update(json.dumps(decided).encode())
                 said = [[d.explain, d.reason] for d in recorder.decisions]

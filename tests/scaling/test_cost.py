@@ -268,14 +268,8 @@ def plain_terms(outlook: Outlook, prices: Prices, operators: int) -> tuple[float
         spare = final - rate(outlook, horizon, ahead)
         late += min(over / spare, AFTER) if spare > 0.0 else AFTER
     operator_cost, late_cost = prices.operator * operator_seconds, prices.late * late
-    return (
-        operators,
-        operator_cost,
-        late,
-        late_cost,
-        operation,
-        operator_cost + late_cost + operation,
-    )
+    total = operator_cost + late_cost + operation
+    return operators, operator_cost, late, late_cost, operation, total
 
 
 def test_the_pricer_gives_the_floats_of_each_count_priced_on_its_own() -> None:
