@@ -10,7 +10,9 @@ every 300 s (SNR 10), with the backlog, running count and processed rate a fluid
 times the three in turn (round-robin, so that a busy machine slows all three alike) and the
 median over rounds is printed: microseconds per sample, and each over the filter's update (the
 ratio holds across machines better than the microseconds). Target (issue 30): the decision
-with a backlog at most 50 µs per sample (median).
+with a backlog at most 50 µs per sample (median). A change made for speed must not change a
+decision: ``benchmarks.volume_decisions`` and ``benchmarks.backlog_decisions`` print
+fingerprints to compare with the version before it (``--base``).
 """
 
 from __future__ import annotations

@@ -38,12 +38,18 @@ SPECS = [
 ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+def from_checkout(description: str) -> None:
+    """Parse ``--base DIR``: with it, ``filters``, ``scaling`` and ``simulator`` are imported
+    from that checkout (call it before importing them)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--base", help="a checkout whose packages decide instead of these")
     args = parser.parse_args()
     if args.base:
         sys.path.insert(0, args.base)
+
+
+def main() -> None:
+    from_checkout(__doc__.split("\n", 1)[0])
     from scaling import Scaler
     from simulator import add_noise, paper_workload
 

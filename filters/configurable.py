@@ -286,13 +286,17 @@ def check_number(
     ...
     filters.configurable.ParameterError: ewma: alpha=1.5 is not allowed: alpha must be ... <= 1
     """
-    numeric = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, bool
-    )
-    # Integers are compared exactly whatever their size (float() of a 400-digit one would
-    # overflow), and refused beyond the largest float: every part computes in floats, so such
-    # a setting could never take a sample.
-    exact = isinstance(value, int | np.integer)
+    value_type = type(value)
+    if value_type is float or value_type is int:  # a Scaler checks every sample: quickly
+        numeric, exact = True, value_type is int
+    else:
+        numeric = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool
+        )
+        # Integers are compared exactly whatever their size (float() of a 400-digit one would
+        # overflow), and refused beyond the largest float: every part computes in floats, so
+        # such a setting could never take a sample.
+        exact = isinstance(value, int | np.integer)
     ok = numeric and (
         abs(value) <= sys.float_info.max if exact else math.isfinite(value)  # type: ignore[arg-type]
     )

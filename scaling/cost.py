@@ -30,15 +30,19 @@ arrival rate follows the level's slope :math:`g` until an operation decided now 
 :math:`D + P`, and stays there after (a later decision can follow further).
 
 The integrals run over nine intervals (``Pricer``), exactly for the first term and at each
-interval's middle for the reflection's, in plain floats: ``scaling.choice`` prices a handful
-of counts per decision (benchmarks/decision.py measures the cost). Pure: time enters only as
-the durations passed in.
+interval's middle for the reflection's, in plain floats (``scaling.late``): ``scaling.choice``
+prices a handful of counts per decision, so what the intervals share across counts is worked
+out once per outlook (benchmarks/decision.py measures the cost). Pure: time enters only as the
+durations passed in.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from typing import NamedTuple
+
+from scaling.late import Span, late_over
 
 # Seconds after an operation lands over which the counts are compared: how long a decision is
 # expected to stand, and the time a backlog left is to be drained in. Flink's autoscaler
@@ -53,10 +57,6 @@ EXCESS = 15.0
 # The intervals after an operation lands, as shares of AFTER: finer first, where the restart's
 # backlog drains.
 _AFTER_EDGES = (0.0, 0.05, 0.15, 0.35, 0.65, 1.0)
-_SQRT_HALF = math.sqrt(0.5)
-_SQRT_2PI = math.sqrt(2.0 * math.pi)
-_NEGLIGIBLE = -40.0  # ln of a probability too small to move a cost (4e-18)
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,10 +111,10 @@ class Prices:
     operation: float
 
 
-@dataclasses.dataclass(frozen=True)
-class Terms:
+class Terms(NamedTuple):
     """The expected cost terms of one count, in the prices' unit; ``late_seconds`` includes the
-    terminal term's seconds, ``total`` sums the priced terms."""
+    terminal term's seconds, ``total`` sums the priced terms. (A named tuple: a search builds
+    one per count it prices, several times faster than a dataclass.)"""
 
     operators: int
     operator_cost: float
@@ -142,8 +142,10 @@ class Pricer:
     The horizon is cut into intervals: two in the actuation delay, two in the restart, five
     after it (``_AFTER_EDGES``). Within one, the mean backlog and the backlog at which a record
     is late are linear in time and the spread is taken at its middle, so the chance of being
-    late integrates exactly (``_integral``): smooth in the count, with no steps for a search
-    to stall on. The reflection's term is taken at the middle.
+    late integrates exactly (``scaling.late``): smooth in the count, with no steps for a search
+    to stall on. The reflection's term is taken at the middle. Each interval is kept as what of
+    it no count changes (``scaling.late.Span``): once for holding the running count, once for
+    an operation; the delay before an operation lands is priced once for all of them.
 
     >>> prices = Prices(capacity=50.0, latency=10.0, operator=1.0, late=50.0, operation=30.0)
     >>> calm = Outlook(level=380.0, level_error=5.0, excess=0.0, slope=0.0, variance=60.0**2,
@@ -155,109 +157,85 @@ class Pricer:
 
     def __init__(self, outlook: Outlook, prices: Prices) -> None:
         self.outlook, self.prices = outlook, prices
-        c = prices.capacity
-        self._variance = max(outlook.variance, 1e-12 * c * c)
+        c, latency = prices.capacity, prices.latency
+        self._variance = variance = max(outlook.variance, 1e-12 * c * c)
         landing, restart = outlook.landing, outlook.restart
-        self._ahead = ahead = landing + restart  # the level's slope is followed until then
+        ahead = landing + restart  # the level's slope is followed until then
         self.horizon = ahead + AFTER
         delay = [landing / 2.0, landing] if landing > 0.0 else []
         pause = [landing + restart / 2.0, ahead] if restart > 0.0 else []
-        after = [ahead + AFTER * share for share in _AFTER_EDGES[1:]]
-        self._edges = [0.0, *delay, *pause, *after]
-        self._kinds = ["delay"] * len(delay) + ["restart"] * len(pause) + ["after"] * len(after)
-        middles = [
-            (low + high) / 2.0 for low, high in zip(self._edges, self._edges[1:], strict=False)
-        ]
-        self._middles = middles
-        self._arrived = [_arrived(outlook, t, ahead) for t in self._edges]
-        self._arrived_middle = [_arrived(outlook, t, ahead) for t in middles]
-        self._rate = [_rate(outlook, t, ahead) for t in middles]
+        edges = [0.0, *delay, *pause, *(ahead + AFTER * share for share in _AFTER_EDGES[1:])]
+        middles = [(low + high) / 2.0 for low, high in zip(edges, edges[1:], strict=False)]
+        *arrived, self._by_landing = _arrived(outlook, [*edges, landing], ahead)
+        arrived_middle = _arrived(outlook, middles, ahead)
+        *rates, self._final_rate = _rates(outlook, [*middles, self.horizon], ahead)
+        self._by_horizon = arrived[-1]
         # The level's error is borne until a decision made once the filter knows the level
         # better could land: then a wrong count can be corrected, at an operation's cost.
         error2, known = outlook.level_error**2, ahead + EXCESS
-        self._spread = [
-            math.sqrt(self._variance * t + error2 * min(t, known) ** 2) + 1e-9 * c for t in middles
+        spreads = [
+            math.sqrt(variance * t + error2 * min(t, known) ** 2) + 1e-9 * c for t in middles
         ]
-        self._by_landing = _arrived(outlook, landing, ahead)
-        self._by_ahead = _arrived(outlook, ahead, ahead)
-        self._by_horizon = self._arrived[-1]
-        self._final_rate = _rate(outlook, self.horizon, ahead)
         held = outlook.running * c
         self._found = max(outlook.backlog + self._by_landing - held * landing, 0.0)
-        self._before = self._late(held, held, 0.0, operation=True, until="delay")
+        # Holding, or before an operation lands, the running count serves from the backlog
+        # there is now (x = L n0 c); within the restart nothing is served and the pause left
+        # delays every record (x = (L - P_left) n c); after it the new count serves from the
+        # backlog the restart ends with (x = L n c).
+        backlog, base, lands = outlook.backlog, self._found - self._by_landing, len(delay)
+        intervals = zip(
+            edges, edges[1:], middles, arrived, arrived[1:], arrived_middle, spreads, rates,
+            strict=False,
+        )  # fmt: skip
+        holding: list[Span] = []
+        self._change: list[Span] = []
+        for index, (low, high, middle, start, end, centre, spread, rate) in enumerate(intervals):
+            holding.append(
+                (high - low, latency, latency, backlog + start, low, backlog + end, high,
+                 spread, rate, backlog + centre, middle)
+            )  # fmt: skip
+            if lands <= index < lands + len(pause):
+                self._change.append(
+                    (high - low, latency - ahead + low, latency - ahead + high, base + start,
+                     0.0, base + end, 0.0, spread, None, 0.0, 0.0)
+                )  # fmt: skip
+            elif index >= lands:
+                self._change.append(
+                    (high - low, latency, latency, base + start, low - ahead, base + end,
+                     high - ahead, spread, rate, base + centre, middle - ahead)
+                )  # fmt: skip
+        self._holding = holding[lands:]
+        # An operation's delay is the running count's, whichever count it then starts.
+        self._before = late_over(holding[:lands], held, 0.0, variance)
+        # The backlog left at the horizon (an operation's less its count's AFTER s of work),
+        # and the operator-seconds.
+        self._held, self._held_seconds = held, outlook.running * self.horizon
+        self._held_left = backlog + self._by_horizon - held * self.horizon
+        self._changed_left = self._found + self._by_horizon - self._by_landing
+        self._landing_seconds = outlook.running * landing
         self.priced: dict[int, Terms] = {}  # the counts priced so far
 
     def terms(self, operators: int) -> Terms:
         """The expected cost terms of running ``operators`` (an integer >= 0)."""
-        if operators not in self.priced:
-            self.priced[operators] = self._priced(operators)
-        return self.priced[operators]
-
-    def _late(
-        self, held: float, capacity: float, late: float, operation: bool, until: str | None = None
-    ) -> float:
-        """Expected late seconds over the intervals (those of kind ``until`` only, if given;
-        an operation's delay intervals are ``_before``), added to ``late``.
-
-        In each interval the mean backlog m(t) and the backlog x(t) over which a record is
-        late: holding, or before an operation lands, the running count serves from the backlog
-        there is now (x = L n0 c); within the restart nothing is served and the pause left
-        delays every record (x = (L - P_left) n c); after it the new count serves from the
-        backlog the restart ends with (x = L n c)."""
-        latency, variance = self.prices.latency, self._variance
-        backlog, found, by_landing, ahead = (
-            self.outlook.backlog,
-            self._found,
-            self._by_landing,
-            self._ahead,
-        )
-        edges, arrived, middles = self._edges, self._arrived, self._middles
-        for index, kind in enumerate(self._kinds):
-            if (until is not None and kind != until) or (
-                operation and until is None and kind == "delay"
-            ):
-                continue
-            low, high, middle = edges[index], edges[index + 1], middles[index]
-            if not operation or kind == "delay":
-                served, x_low = held, latency * held
-                x_high, base, origin = x_low, backlog, 0.0
-            elif kind == "restart":
-                served, base, origin = 0.0, found - by_landing, 0.0
-                x_low = (latency - ahead + low) * capacity
-                x_high = (latency - ahead + high) * capacity
-            else:
-                served, x_low = capacity, latency * capacity
-                x_high, base, origin = x_low, found - by_landing, ahead
-            m_low = base + arrived[index] - served * (low - origin)
-            m_high = base + arrived[index + 1] - served * (high - origin)
-            spread = self._spread[index]
-            late += (high - low) * _integral((x_low - m_low) / spread, (x_high - m_high) / spread)
-            if operation and kind == "restart":
-                continue  # nothing is served: no reflection at 0
-            exponent = 2.0 * (self._rate[index] - served) * x_low / variance
-            if exponent < _NEGLIGIBLE:
-                continue
-            m_middle = base + self._arrived_middle[index] - served * (middle - origin)
-            exponent += _log_ndtr((-x_low - m_middle) / spread)
-            late += (high - low) * math.exp(min(exponent, 0.0))
-        return late
+        terms = self.priced.get(operators)
+        if terms is None:
+            terms = self.priced[operators] = self._priced(operators)
+        return terms
 
     def _priced(self, operators: int) -> Terms:
         outlook, prices = self.outlook, self.prices
-        c, latency = prices.capacity, prices.latency
-        n0, held = outlook.running, outlook.running * prices.capacity
-        if operators == n0:  # holding: n0 serves throughout, from the backlog there is now
-            late = min(self._late(held, held, 0.0, operation=False), self.horizon)
-            left = outlook.backlog + self._by_horizon - held * self.horizon
-            operator_seconds, operation, final = n0 * self.horizon, 0.0, held
+        if operators == outlook.running:  # holding: n0 serves throughout, from the backlog now
+            final = self._held
+            late = min(late_over(self._holding, final, self._before, self._variance), self.horizon)
+            left, operator_seconds, operation = self._held_left, self._held_seconds, 0.0
         else:  # an operation: n0 until it lands, nothing during the restart, the count after
-            capacity = operators * c
-            late = min(self._late(held, capacity, self._before, operation=True), self.horizon)
-            left = self._found + self._by_horizon - self._by_landing - capacity * AFTER
-            operator_seconds = n0 * outlook.landing + operators * (outlook.restart + AFTER)
-            operation, final = prices.operation, capacity
+            final = operators * prices.capacity
+            late = min(late_over(self._change, final, self._before, self._variance), self.horizon)
+            left = self._changed_left - final * AFTER
+            operator_seconds = self._landing_seconds + operators * (outlook.restart + AFTER)
+            operation = prices.operation
         # The backlog left at the horizon, drained at the spare capacity after it (<= AFTER s).
-        over = left - latency * final
+        over = left - prices.latency * final
         if over > 0.0:
             spare = final - self._final_rate
             late += min(over / spare, AFTER) if spare > 0.0 else AFTER
@@ -273,53 +251,25 @@ class Pricer:
         )
 
 
-def _integral(start: float, end: float) -> float:
-    """The mean of Φ(-u) over u linear from ``start`` to ``end``: the share of an interval in
-    which the backlog is over its threshold by ``-u`` spreads. With G(u) = uΦ(-u) - φ(u),
-    d G / du = -Φ(-u), so the mean is (G(end) - G(start)) / (end - start).
-
-    >>> round(_integral(-3.0, 3.0), 6), round(_integral(1.0, 1.0), 4)
-    (0.5, 0.1587)
-    """
-    if abs(end - start) < 1e-9:
-        return _ndtr(-start)
-    return (_antiderivative(end) - _antiderivative(start)) / (end - start)
+def _rates(outlook: Outlook, times: list[float], ahead: float) -> list[float]:
+    """The expected arrival rate at each of ``times``: the level, along its slope until
+    ``ahead``, and the excess fading over ``EXCESS`` seconds."""
+    level, slope, excess = outlook.level, max(outlook.slope, 0.0), outlook.excess
+    return [level + slope * min(t, ahead) + excess * math.exp(-t / EXCESS) for t in times]
 
 
-def _antiderivative(u: float) -> float:
-    """G(u) = uΦ(-u) - φ(u), whose derivative is -Φ(-u)."""
-    return u * _ndtr(-u) - math.exp(-0.5 * u * u) / _SQRT_2PI
-
-
-def _ndtr(z: float) -> float:
-    """Φ(z), the standard normal distribution function."""
-    return 0.5 * math.erfc(-z * _SQRT_HALF)
-
-
-def _log_ndtr(z: float) -> float:
-    """ln Φ(z), finite far into the lower tail (its asymptotic series beyond z = -20)."""
-    if z > -20.0:
-        value = _ndtr(z)
-        return math.log(value) if value > 0.0 else -math.inf
-    return -0.5 * z * z - math.log(-z) - _LOG_SQRT_2PI + math.log1p(-1.0 / (z * z))
-
-
-def _rate(outlook: Outlook, t: float, ahead: float) -> float:
-    """The expected arrival rate at ``t``: the level, along its slope until ``ahead``, and the
-    excess fading over ``EXCESS`` seconds."""
-    slope = max(outlook.slope, 0.0)
-    return outlook.level + slope * min(t, ahead) + outlook.excess * math.exp(-t / EXCESS)
-
-
-def _arrived(outlook: Outlook, t: float, ahead: float) -> float:
-    """Records expected to arrive from now to ``t`` (the integral of ``_rate``).
+def _arrived(outlook: Outlook, times: list[float], ahead: float) -> list[float]:
+    """Records expected to arrive from now to each of ``times`` (the integral of ``_rates``).
 
     >>> calm = Outlook(level=100.0, level_error=0.0, excess=0.0, slope=1.0, variance=1.0,
     ...                backlog=0.0, running=1, landing=0.0, restart=10.0)
-    >>> _arrived(calm, 10.0, 10.0), _arrived(calm, 20.0, 10.0)
-    (1050.0, 2150.0)
+    >>> _arrived(calm, [10.0, 20.0], 10.0)
+    [1050.0, 2150.0]
     """
-    slope = max(outlook.slope, 0.0)
-    along = t * t / 2.0 if t <= ahead else ahead * ahead / 2.0 + ahead * (t - ahead)
-    fading = outlook.excess * EXCESS * -math.expm1(-t / EXCESS)
-    return outlook.level * t + slope * along + fading
+    level, slope, excess = outlook.level, max(outlook.slope, 0.0), outlook.excess
+    return [
+        level * t
+        + slope * (t * t / 2.0 if t <= ahead else ahead * ahead / 2.0 + ahead * (t - ahead))
+        + excess * EXCESS * -math.expm1(-t / EXCESS)
+        for t in times
+    ]

@@ -170,16 +170,16 @@ class Scaler:
         self.watch.seen(t, running, decided, self._last_t)
         if self._last_t is not None:
             self._interval = t - self._last_t
-        filtered = self._filter(volume, t)
+        filtered, spread = self._filter(volume, t)
         if backlog is None:
-            operators, code, reason, explain = self._threshold(filtered, previous, t)
+            operators, code, reason, explain = self._threshold(filtered, spread, previous, t)
         else:
             capacity = self.policy.capacity
             self.watch.measure(
                 t, previous, decided, capacity, float(backlog), processed, self._interval
             )
             operators, code, reason, explain = self._cost(
-                filtered, previous, decided, float(backlog), t
+                filtered, spread, previous, decided, float(backlog), t
             )
         self.watch.decided(t, previous, operators, reported=running is not None)
         self._operators, self._last_t = operators, t
@@ -201,12 +201,15 @@ class Scaler:
             explain=explain,
         )
 
-    def _filter(self, volume: float, t: float) -> float:
-        """The level after a sample; its slope and the samples' excess over it, from the end of
-        the filter's warm-up (its first outputs are no level yet: they would read as a ramp)."""
+    def _filter(self, volume: float, t: float) -> tuple[float, float | None]:
+        """The level after a sample and the filter's spread then (worked out once: it is most
+        of a decision's cost outside the cost model); the level's slope and the samples' excess
+        over it, from the end of the filter's warm-up (its first outputs are no level yet: they
+        would read as a ramp)."""
         level = self._filtered
         filtered = self.filter.update(volume)
-        warm = not self.filter.reports_spread or self.filter.spread is not None
+        spread = self.filter.spread
+        warm = not self.filter.reports_spread or spread is not None
         if warm and level is not None and self._last_t is not None:
             elapsed = t - self._last_t
             self._slope = smoothed_slope(self._slope, filtered - level, elapsed)
@@ -215,13 +218,13 @@ class Scaler:
             longer = -math.expm1(-elapsed / AFTER)
             self._missed += longer * (self._excess * self._excess - self._missed)
         self._filtered = filtered
-        return filtered
+        return filtered, spread
 
     def _threshold(
-        self, filtered: float, previous: int, t: float
+        self, filtered: float, spread: float | None, previous: int, t: float
     ) -> tuple[int, str, str, dict[str, Any]]:
         """A volume alone: the paper's threshold, then the guards, then the bounds."""
-        policy, spread = self.policy, self.filter.spread
+        policy = self.policy
         needed = policy.needed(filtered)
         relation = ">" if needed > previous else "<" if needed < previous else "="
         reasons = [f"filtered {filtered:.1f} needs {needed} {relation} {previous}"]
@@ -240,11 +243,17 @@ class Scaler:
         return operators, code, "; ".join(reasons), explain
 
     def _cost(
-        self, filtered: float, previous: int, decided: int, backlog: float, t: float
+        self,
+        filtered: float,
+        spread: float | None,
+        previous: int,
+        decided: int,
+        backlog: float,
+        t: float,
     ) -> tuple[int, str, str, dict[str, Any]]:
         """A stage that reports its backlog: the count of least expected cost, then the guards
         that the model does not subsume, then the bounds."""
-        policy, spread = self.policy, self.filter.spread
+        policy = self.policy
         if self.filter.reports_spread and spread is None:
             operators = policy.clamp(previous)
             explain = {"model": "cost", "inputs": {"filtered": filtered}}
