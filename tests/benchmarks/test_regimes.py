@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.regimes import priced, standing
+from benchmarks.regimes import priced, quick, standing
 
 
 def run(
@@ -45,3 +45,12 @@ def test_the_standing_counts_cells_and_names_each_cells_winners() -> None:
     assert by_cell["b"]["cheapest_at_50"] == "cheap" and by_cell["b"]["its_cost_at_50"] == 810
     assert by_cell["b"]["cheapest_keeper_at_5"] == "hpa"
     assert by_cell["b"]["sla_seconds"] == 2.0 and by_cell["b"]["hpa_sla_seconds"] == 1.0
+
+
+def test_quick_keeps_the_synthetic_cells_of_seeds_1_to_3() -> None:
+    runs = [
+        run("hpa", workload, seed, 1.0, 0.0)
+        for workload in ("paper", "trace:x")
+        for seed in (1, 3, 4)
+    ]
+    assert [(r["workload"], r["seed"]) for r in quick(runs)] == [("paper", 1), ("paper", 3)]
