@@ -218,8 +218,10 @@ async def put_stream(
     """Create the stream (201). The same configuration again changes nothing (200); another
     one replaces the stream, state and history afresh, only with ``reset=true`` (200), else
     409. A ``source`` is checked against Prometheus first (422 naming the query, 503 if
-    Prometheus does not answer)."""
+    Prometheus does not answer), once the configuration is one a stream can use: a filter or
+    policy it refuses is the request's fault whatever Prometheus says."""
     if config.source is not None:
+        await run_in_threadpool(streams.check, config)
         await pull.check(config.source)
     stream, outcome = await run_in_threadpool(streams.put, stream_id, config, reset=reset)
     pull.refresh()

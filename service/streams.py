@@ -171,6 +171,11 @@ class StreamService:
                 lock = self._locks[stream_id] = threading.Lock()
             return lock
 
+    def check(self, config: StreamConfig) -> None:
+        """Raise ``InvalidInput`` naming each bad field of a configuration no stream could
+        use, as ``put`` would; store nothing."""
+        usable_scaler(config, self.work_budget)
+
     def put(
         self, stream_id: str, config: StreamConfig, *, reset: bool = False
     ) -> tuple[StoredStream, Literal["created", "unchanged", "replaced"]]:

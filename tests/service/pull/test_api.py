@@ -142,6 +142,19 @@ def test_prometheus_down_at_put_is_503_and_stores_nothing(
     assert client.get("/v1/streams/orders").status_code == 404
 
 
+def test_a_configuration_no_stream_can_use_is_422_even_with_prometheus_down(
+    client: TestClient, prometheus: FakePrometheus
+) -> None:
+    prometheus.down = True
+    costly = {"name": "tvd", "method": "mm", "lam": 10, "window": 10_000, "iterations": 1000}
+    body = {"filter": costly, "policy": {"capacity": 50}, "source": {"prometheus": {"volume": "v"}}}
+    response = client.put("/v1/streams/orders", json=body)
+    assert response.status_code == 422, response.text
+    assert response.json()["errors"][0]["field"] == "filter"
+    assert prometheus.requests == []  # never asked
+    assert client.get("/v1/streams/orders").status_code == 404
+
+
 def test_unknown_source_fields_are_422(client: TestClient) -> None:
     response = put(client, {"prometheus": {"volume": "v", "password": "p"}})
     assert response.status_code == 422
