@@ -88,14 +88,14 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
     ...            "candidates": [{"operators": 8, "total": 2464.0, "late_seconds": 0.0},
     ...                           {"operators": 9, "total": 2802.0, "late_seconds": 0.0}]}
     >>> cost_reason(8, 8, explain)  # doctest: +NORMALIZE_WHITESPACE
-    '8: expected cost 2464 (0.0 late s) < 9: 2802 (0.0 late s);
+    '8: expected cost 2464 (0.0 late s); 9 would cost 2802 (0.0 late s);
      level 380.0 ± 5.0, backlog 0, restart 8 s'
     """
     rows = {row["operators"]: row for row in explain["candidates"]}
     chosen = rows[operators]
+    # Each neighbour's cost on its own: "a < b < c" would also compare the two neighbours.
     others = [
-        f"{'<' if row['total'] >= chosen['total'] else '>'} {count}: {row['total']:.0f} "
-        f"({row['late_seconds']:.1f} late s)"
+        f"{count} would cost {row['total']:.0f} ({row['late_seconds']:.1f} late s)"
         for count, row in rows.items()
         if count != operators
     ]
@@ -114,7 +114,7 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
             f"{deferred['wait']:.0f} s costs {deferred['later']:.0f} < {deferred['now']:.0f} now"
         )
         others = []
-    return " ".join([head, *others]) + f"; {where}"
+    return "; ".join([head, ", ".join(others)] if others else [head]) + f"; {where}"
 
 
 def reason_code(

@@ -7,6 +7,7 @@ from typing import Any
 
 from filters.base import Configurable, reject
 from scaling.baselines.observation import Observation
+from scaling.decision import Decision
 from scaling.policy import LATENCY, OPERATION_PRICE, OPERATOR_PRICE, RESTART
 from scaling.scaler import Scaler
 
@@ -92,21 +93,23 @@ class ScalerPolicy(Configurable):
             reject(self.name, "volume", volume, f"volume must be one of {list(VOLUMES)}")
         self.volume = volume
         self._scaler: Scaler | None = None
+        self.last: Decision | None = None  # the last decision, whole (benchmarks.trace_decision)
 
     def decide(self, observation: Observation) -> int:
         if self._scaler is None:
             self._scaler = Scaler.from_spec(self._spec, operators=observation.operators)
         volume = getattr(observation, VOLUMES[self.volume])
         if not self.reported:
-            return self._scaler.observe(volume, observation.t).operators
-        decision = self._scaler.observe(
-            volume,
-            observation.t,
-            backlog=observation.backlog,
-            running=observation.operators,
-            processed=observation.processed_rate,
-        )
-        return decision.operators
+            self.last = self._scaler.observe(volume, observation.t)
+        else:
+            self.last = self._scaler.observe(
+                volume,
+                observation.t,
+                backlog=observation.backlog,
+                running=observation.operators,
+                processed=observation.processed_rate,
+            )
+        return self.last.operators
 
     @property
     def spec(self) -> dict[str, Any]:

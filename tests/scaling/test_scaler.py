@@ -339,18 +339,18 @@ def cost_rows(decision: Decision) -> dict[int, dict[str, float]]:
 
 
 def assert_reason_is_true(decision: Decision) -> None:
-    """The prose names the chosen count's expected cost and its neighbours', as explain has
-    them, with the right comparison."""
+    """The prose names the chosen count's expected cost and each neighbour's, as explain has
+    them, and compares no two numbers wrongly (it compares none: "a < b < c" would also have
+    compared the two neighbours)."""
     rows = cost_rows(decision)
     chosen = rows[decision.operators]
     head = f"{decision.operators}: expected cost {chosen['total']:.0f} "
     assert decision.reason.startswith(head + f"({chosen['late_seconds']:.1f} late s)")
     for count, row in rows.items():
         if count != decision.operators:
-            sign = "<" if row["total"] >= chosen["total"] else ">"
-            assert f"{sign} {count}: {row['total']:.0f} ({row['late_seconds']:.1f} late s)" in (
-                decision.reason
-            )
+            named = f"{count} would cost {row['total']:.0f} ({row['late_seconds']:.1f} late s)"
+            assert named in decision.reason
+    assert " < " not in decision.reason.split("; level")[0]
     backlog = decision.explain["inputs"]["backlog"]  # type: ignore[index]
     assert f"backlog {backlog:.0f}" in decision.reason
 

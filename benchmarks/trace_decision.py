@@ -1,0 +1,97 @@
+"""The default's decisions in one cell of ``steadyscale compare``, traced: why it did what it did.
+
+    .venv/bin/python -m benchmarks.trace_decision --workload paper --snr 5 --seed 2 --pause 8
+    .venv/bin/python -m benchmarks.trace_decision --workload paper --snr 5 --seed 2 --pause 8 \\
+        --at 383,395
+
+Runs the cell on the queue model (``simulator.experiments.compare.queue_run``, the compare
+grid's settings) with the default, or the default with ``--set NAME=VALUE`` (as
+``benchmarks.regimes``). Without ``--at`` it lists every decision that changed the count: when,
+from and to, its reason code, the true level (the noise-free trend) against the level the filter
+gave, and the late seconds (queueing delay over the latency) in the 40 s that follow. With ``--at`` it prints
+the whole decision record (``Decision.explain``: the inputs, the prices, the cost terms of the
+chosen count and its neighbours) of the decisions at those times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import numpy as np
+
+from scaling.baselines.steadyscale import ScalerPolicy
+from scaling.decision import Decision
+from simulator.experiments.compare import CompareCell, baselines, queue_run
+from simulator.model.queue import QueueConfig
+
+# Seconds after an operation over which its late seconds are counted.
+AFTER_OPERATION = 40
+
+
+class Traced(ScalerPolicy):
+    """The default, keeping every decision it makes."""
+
+    def __init__(self, **spec: Any) -> None:
+        super().__init__(**spec)
+        self.decisions: list[Decision] = []
+
+    def decide(self, observation: Any) -> int:
+        count = super().decide(observation)
+        assert self.last is not None
+        self.decisions.append(self.last)
+        return count
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--workload", default="paper")
+    parser.add_argument("--snr", type=float, default=5.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pause", type=float, default=8.0)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--at", default="", help="times, comma-separated: print those records")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    args = parser.parse_args(argv)
+    settings = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
+    spec = {**baselines()["steadyscale"], **settings}
+    cell = CompareCell(
+        "steadyscale", spec, args.workload, args.seed, args.snr, pause=args.pause, delay=args.delay
+    )
+    policy = Traced(**{key: value for key, value in spec.items() if key != "name"})
+    trend, result = queue_run(cell, policy)
+    timeline, metrics = result.timeline, result.metrics
+    print(
+        f"{args.workload}, SNR {args.snr:g}, seed {args.seed}, pause {args.pause:g} s, delay "
+        f"{args.delay:g} s: {metrics['sla_seconds']:.0f} SLA s, "
+        f"{metrics['operator_seconds']:.0f} operator-s, {metrics['s_up']:.0f} up, "
+        f"{metrics['s_down']:.0f} down"
+    )
+    late = timeline["latency"] > QueueConfig.sla  # as the run counts its SLA seconds
+    if args.at:
+        by_time = {round(decision.t): decision for decision in policy.decisions}
+        for at in (float(item) for item in args.at.split(",")):
+            decision = by_time.get(round(at))
+            if decision is None:
+                print(f"t={at:g}: no decision at that time")
+                continue
+            print(f"t={decision.t:g}: {decision.previous} -> {decision.operators} {decision.code}")
+            print(f"    {decision.reason}")
+            print(f"    {json.dumps(decision.explain, default=str)}")
+        return
+    times = timeline["t"]
+    for decision in policy.decisions:
+        if decision.action == "none":
+            continue
+        index = int(np.searchsorted(times, decision.t))
+        after = int(late[index : index + AFTER_OPERATION].sum())
+        print(
+            f"t={decision.t:6.0f} {decision.previous:>3} -> {decision.operators:<3} "
+            f"{decision.code:<10} true level {trend[index]:6.0f}, filtered "
+            f"{decision.filtered:6.0f}, late s in the next {AFTER_OPERATION}: {after}"
+        )
+
+
+if __name__ == "__main__":
+    main()
