@@ -1,0 +1,1 @@
+"""Scripts that print the figures the docs quote, each with the command that produced them."""
