@@ -6,11 +6,11 @@
 
 Runs the cell on the queue model (``simulator.experiments.compare.queue_run``, the compare
 grid's settings) with the default, or the default with ``--set NAME=VALUE`` (as
-``benchmarks.regimes``). Without ``--at`` it lists every decision that changed the count: when,
-from and to, its reason code, the true level (the noise-free trend) against the level the filter
-gave, and the late seconds (queueing delay over the latency) in the 40 s that follow. With ``--at`` it prints
-the whole decision record (``Decision.explain``: the inputs, the prices, the cost terms of the
-chosen count and its neighbours) of the decisions at those times.
+``benchmarks.regimes``). Without ``--at`` it lists every decision that changed the count:
+when, from and to, its reason code, the true level (the noise-free trend) against the level the
+filter gave, and the late seconds (queueing delay over the latency) in the 40 s that follow.
+With ``--at`` it prints the whole decision record (``Decision.explain``: the inputs, the
+prices, the cost terms of the chosen count and its neighbours) of the decisions at those times.
 """
 
 from __future__ import annotations
