@@ -21,7 +21,8 @@ from scaling.guards import (
     make_guard,
 )
 from scaling.policy import ThresholdPolicy
-from scaling.scaler import Scaler, default_spec
+from scaling.scaler import Scaler
+from scaling.spec import default_spec
 
 __all__ = [
     "Action",

@@ -7,38 +7,18 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from filters import Denoiser, make_filter
+from filters import Denoiser
 from filters.base import check_number, reject
 from scaling.choice import Choice, choose
 from scaling.cost import AFTER, EXCESS, Outlook
 from scaling.decision import Action, Decision, cost_reason, reason_code
-from scaling.guards import Guard, make_guard
+from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
 from scaling.measure import level_error, smoothed_slope
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 from scaling.scaler_state import checked, optional
+from scaling.spec import read_spec
 from scaling.watch import Watch
-
-_SPEC_KEYS = {"filter", "policy", "guards"}
-
-
-def default_spec(capacity: float) -> dict[str, Any]:
-    """The filter and guards a Scaler gets when its spec names none: the recommended default.
-
-    ``changepoint`` averages the samples since the last change of level it detected, leaving
-    spikes out; its resolution, the smallest change that matters, is one operator's capacity.
-    ``confidence`` scales a volume alone down only once the level is below the threshold by 1.5
-    standard errors, so the dead band follows the noise (a stage that reports its backlog is
-    decided by the cost model, which prices the level's standard error itself).
-    docs/default.md measures it against 75 hand-tuned configurations.
-
-    >>> default_spec(50.0)
-    {'filter': {'name': 'changepoint', 'resolution': 50.0}, 'guards': [{'name': 'confidence'}]}
-    """
-    return {
-        "filter": {"name": "changepoint", "resolution": float(capacity)},
-        "guards": [{"name": "confidence"}],
-    }
 
 
 class Scaler:
@@ -85,6 +65,7 @@ class Scaler:
         Operators running before the first sample, an integer >= 0.
 
     >>> from filters import make_filter
+    >>> from scaling.guards import make_guard
     >>> scaler = Scaler(make_filter("raw"), ThresholdPolicy(capacity=50.0),
     ...                 [make_guard("cooldown", down=60.0)], operators=2)
     >>> for t, volume in [(0.0, 90.0), (30.0, 160.0), (60.0, 90.0), (90.0, 40.0)]:
@@ -324,21 +305,7 @@ class Scaler:
         >>> default.filter.spec["resolution"], [guard.name for guard in default.guards]
         (50.0, ['confidence'])
         """
-        if not isinstance(spec, dict) or not {"policy"} <= set(spec) <= _SPEC_KEYS:
-            allowed = (
-                "spec must be a dict with the key 'policy' and optionally 'filter' and 'guards' "
-                "(left out: the recommended default)"
-            )
-            reject("Scaler", "spec", spec, allowed)
-        policy = ThresholdPolicy.from_settings(spec["policy"])
-        if "filter" in spec:
-            filter_spec, guards = spec["filter"], spec.get("guards", [])
-        else:
-            default = default_spec(policy.capacity)
-            filter_spec, guards = default["filter"], spec.get("guards", default["guards"])
-        if not isinstance(guards, list | tuple):
-            reject("Scaler", "guards", guards, "guards must be a list of specs")
-        return cls(make_filter(filter_spec), policy, [make_guard(g) for g in guards], operators)
+        return cls(*read_spec(spec), operators)
 
     def state_dict(self) -> dict[str, Any]:
         """Spec, filter and guard states, what the Scaler measured and remembers, JSON-ready."""
