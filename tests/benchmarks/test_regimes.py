@@ -47,10 +47,11 @@ def test_the_standing_counts_cells_and_names_each_cells_winners() -> None:
     assert by_cell["b"]["sla_seconds"] == 2.0 and by_cell["b"]["hpa_sla_seconds"] == 1.0
 
 
-def test_quick_keeps_the_synthetic_cells_of_seeds_1_to_3() -> None:
+def test_quick_keeps_the_synthetic_cells_of_the_seeds_asked() -> None:
     runs = [
         run("hpa", workload, seed, 1.0, 0.0)
         for workload in ("paper", "trace:x")
         for seed in (1, 3, 4)
     ]
     assert [(r["workload"], r["seed"]) for r in quick(runs)] == [("paper", 1), ("paper", 3)]
+    assert [(r["workload"], r["seed"]) for r in quick(runs, (4, 5, 6))] == [("paper", 4)]
