@@ -175,20 +175,17 @@ class Scaler:
         action: Action = (
             "up" if operators > previous else "down" if operators < previous else "none"
         )
+        if backlog is not None:
+            backlog = float(backlog)
+        if running is not None:
+            running = int(running)
+        if processed is not None:
+            processed = float(processed)
+        # By position, in the order of Decision's fields (a frozen dataclass: keywords cost).
         return Decision(
-            t,
-            volume,
-            filtered,
-            previous,
-            operators,
-            action,
-            reason,
-            backlog=None if backlog is None else float(backlog),
-            running=None if running is None else int(running),
-            processed=None if processed is None else float(processed),
-            code=code,
-            explain=explain,
-        )
+            t, volume, filtered, previous, operators, action, reason,
+            backlog, running, processed, code, explain,
+        )  # fmt: skip
 
     def _filter(self, volume: float, t: float) -> tuple[float, float | None]:
         """The level after a sample and the filter's spread then (worked out once: it is most
