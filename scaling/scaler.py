@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,8 @@ from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 from scaling.scaler_state import checked, optional
 from scaling.spec import read_spec
 from scaling.watch import Watch
+
+_LARGEST = sys.float_info.max
 
 
 class Scaler:
@@ -136,21 +139,26 @@ class Scaler:
         then, samples that processed under half of what the job could measure the restart
         (``scaling.measure.restarting``).
         """
-        check_number("Scaler", "volume", volume, minimum=0)
-        check_number("Scaler", "t", t)
-        for name, value in (("backlog", backlog), ("processed", processed)):
-            if value is not None:
-                check_number("Scaler", name, value, minimum=0)
+        # A float within range, as every sample the service passes, needs no further check.
+        if type(volume) is not float or not 0.0 <= volume <= _LARGEST:
+            check_number("Scaler", "volume", volume, minimum=0)
+        if type(t) is not float or not -_LARGEST <= t <= _LARGEST:
+            check_number("Scaler", "t", t)
+        if backlog is not None:
+            check_number("Scaler", "backlog", backlog, minimum=0)
+        if processed is not None:
+            check_number("Scaler", "processed", processed, minimum=0)
         if running is not None:
             check_number("Scaler", "running", running, minimum=0, integer=True)
-        if self._last_t is not None and not t > self._last_t:
-            reject("Scaler", "t", t, f"t must be greater than the previous t={self._last_t!r}")
+        last_t = self._last_t
+        if last_t is not None and not t > last_t:
+            reject("Scaler", "t", t, f"t must be greater than the previous t={last_t!r}")
         volume, t = float(volume), float(t)
-        previous = self._operators if running is None else int(running)
         decided = self._operators
-        self.watch.seen(t, running, decided, self._last_t)
-        if self._last_t is not None:
-            self._interval = t - self._last_t
+        previous = decided if running is None else int(running)
+        self.watch.seen(t, running, decided, last_t)
+        if last_t is not None:
+            self._interval = t - last_t
         filtered, spread = self._filter(volume, t)
         if backlog is None:
             operators, code, reason, explain = self._threshold(filtered, spread, previous, t)
@@ -167,32 +175,29 @@ class Scaler:
         action: Action = (
             "up" if operators > previous else "down" if operators < previous else "none"
         )
+        if backlog is not None:
+            backlog = float(backlog)
+        if running is not None:
+            running = int(running)
+        if processed is not None:
+            processed = float(processed)
+        # By position, in the order of Decision's fields (a frozen dataclass: keywords cost).
         return Decision(
-            t,
-            volume,
-            filtered,
-            previous,
-            operators,
-            action,
-            reason,
-            backlog=None if backlog is None else float(backlog),
-            running=None if running is None else int(running),
-            processed=None if processed is None else float(processed),
-            code=code,
-            explain=explain,
-        )
+            t, volume, filtered, previous, operators, action, reason,
+            backlog, running, processed, code, explain,
+        )  # fmt: skip
 
     def _filter(self, volume: float, t: float) -> tuple[float, float | None]:
         """The level after a sample and the filter's spread then (worked out once: it is most
         of a decision's cost outside the cost model); the level's slope and the samples' excess
         over it, from the end of the filter's warm-up (its first outputs are no level yet: they
         would read as a ramp)."""
-        level = self._filtered
-        filtered = self.filter.update(volume)
-        spread = self.filter.spread
-        warm = not self.filter.reports_spread or spread is not None
-        if warm and level is not None and self._last_t is not None:
-            elapsed = t - self._last_t
+        level, last_t, denoiser = self._filtered, self._last_t, self.filter
+        filtered = denoiser.update(volume)
+        spread = denoiser.spread
+        warm = spread is not None or not denoiser.reports_spread
+        if warm and level is not None and last_t is not None:
+            elapsed = t - last_t
             self._slope = smoothed_slope(self._slope, filtered - level, elapsed)
             weight = -math.expm1(-elapsed / EXCESS)
             self._excess += weight * (volume - filtered - self._excess)
