@@ -26,13 +26,13 @@ def through_guards(
     spread, which a cost-model decision prices itself), what each said in ``reasons``, and what
     each was given (for ``within_bounds`` to tell them what happened)."""
     given: Given = []
-    # What Guard.apply tells each guard besides the target, the same for all: built once.
+    # What each guard is told besides the target, the same for all: built once.
     now = Moment(previous, filtered, t, policy, spread)
     for guard in guards:
         if not every and guard.needs_spread:
             continue
         given.append((guard, target))
-        target, reason = guard._decide(target, now)
+        target, reason = guard.decide(target, now)
         if reason is not None:
             reasons.append(reason)
     return target, given

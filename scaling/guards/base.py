@@ -62,6 +62,11 @@ class Guard(Configurable, abc.ABC):
         """
         return self._decide(target, Moment(current, filtered, t, policy, spread))
 
+    def decide(self, target: int, now: Moment) -> tuple[int, str | None]:
+        """``apply`` with its arguments in a ``Moment``, which a Scaler builds once per
+        decision for all its guards."""
+        return self._decide(target, now)
+
     @abc.abstractmethod
     def _decide(self, target: int, now: Moment) -> tuple[int, str | None]:
         """``apply``'s work, the one method each guard writes: ``now`` holds its arguments."""
