@@ -10,7 +10,10 @@ grid's settings) with the default, or the default with ``--set NAME=VALUE`` (as
 when, from and to, its reason code, the true level (the noise-free trend) against the level the
 filter gave, and the late seconds (queueing delay over the latency) in the 40 s that follow.
 With ``--at`` it prints the whole decision record (``Decision.explain``: the inputs, the
-prices, the cost terms of the chosen count and its neighbours) of the decisions at those times.
+prices, the cost terms of the chosen count and its neighbours) of the decisions at those times;
+with ``--curve`` as well, the cost terms of every count from 0 to twice the larger of the chosen
+and the cheapest unbounded one, priced again from the record's inputs (rounded to 4 decimals
+there, so a total may differ from the record's in its last digits): why not 10 instead of 15.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from scaling.baselines.steadyscale import ScalerPolicy
+from scaling.cost import Outlook, Pricer, Prices
 from scaling.decision import Decision
 from simulator.experiments.compare import CompareCell, baselines, queue_run
 from simulator.model.queue import QueueConfig
@@ -53,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--at", default="", help="times, comma-separated: print those records")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--curve", action="store_true", help="with --at: every count's cost")
     args = parser.parse_args(argv)
     settings = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
     spec = {**baselines()["steadyscale"], **settings}
@@ -79,6 +84,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"t={decision.t:g}: {decision.previous} -> {decision.operators} {decision.code}")
             print(f"    {decision.reason}")
             print(f"    {json.dumps(decision.explain, default=str)}")
+            if args.curve:
+                print("\n".join(curve(decision, float(spec["capacity"]))))
         return
     times = timeline["t"]
     for decision in policy.decisions:
@@ -91,6 +98,37 @@ def main(argv: list[str] | None = None) -> None:
             f"{decision.code:<10} true level {trend[index]:6.0f}, filtered "
             f"{decision.filtered:6.0f}, late s in the next {AFTER_OPERATION}: {after}"
         )
+
+
+def curve(decision: Decision, capacity: float) -> list[str]:
+    """Every count's cost terms for a cost-model decision, priced again from its record."""
+    record = decision.explain or {}
+    if record.get("model") != "cost" or "candidates" not in record:
+        return ["    (no cost curve: not a priced cost-model decision)"]
+    given, stated = record["inputs"], record["prices"]
+    outlook = Outlook(
+        level=given["level"],
+        level_error=given["level_error"],
+        excess=given["excess"],
+        slope=given["slope"],
+        variance=given["noise_per_second"] ** 2,
+        backlog=given["backlog"],
+        running=given["running"],
+        landing=given["landing"],
+        restart=given["restart"],
+    )
+    late = stated["late_price"] if stated["late_price"] is not None else 0.0
+    prices = Prices(capacity, stated["latency"], stated["operator_price"], late,
+                    stated["operation_price"])  # fmt: skip
+    pricer = Pricer(outlook, prices)
+    top = 2 * max(decision.operators, record["unbounded"], 1)
+    lines = [f"    {'count':>5} {'operator cost':>13} {'late s':>8} {'total':>10}"]
+    for count in range(top + 1):
+        terms = pricer.terms(count)
+        mark = " <- chosen" if count == decision.operators else ""
+        lines.append(f"    {count:>5} {terms.operator_cost:13.0f} {terms.late_seconds:8.1f} "
+                     f"{terms.total:10.0f}{mark}")  # fmt: skip
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,0 +1,33 @@
+"""benchmarks.trace_decision: the cost curve printed beside a decision's record."""
+
+from __future__ import annotations
+
+from benchmarks.trace_decision import curve
+from scaling import Scaler
+
+
+def test_the_curve_prices_every_count_again_and_marks_the_chosen_one() -> None:
+    scaler = Scaler.from_spec(
+        {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}}, operators=4
+    )
+    decision = None
+    for t in range(1, 40):
+        decision = scaler.observe(300.0 + (t % 3), float(t), backlog=50.0 * t, running=4)
+    assert decision is not None and decision.explain is not None
+    lines = curve(decision, 50.0)
+    rows = [line.split() for line in lines[1:]]
+    assert [int(row[0]) for row in rows] == list(range(len(rows)))
+    assert len(rows) - 1 == 2 * max(decision.operators, decision.explain["unbounded"])
+    chosen = [row for row in rows if row[-1] == "chosen"]
+    assert len(chosen) == 1 and int(chosen[0][0]) == decision.operators
+    recorded = next(
+        c for c in decision.explain["candidates"] if c["operators"] == decision.operators
+    )
+    # Priced again from inputs the record rounds to 4 decimals: the same total within a unit.
+    assert abs(float(chosen[0][3]) - recorded["total"]) <= 1.0
+
+
+def test_a_volume_only_decision_has_no_curve() -> None:
+    scaler = Scaler.from_spec({"filter": {"name": "raw"}, "policy": {"capacity": 50.0}})
+    decision = scaler.observe(300.0, 1.0)
+    assert curve(decision, 50.0) == ["    (no cost curve: not a priced cost-model decision)"]
