@@ -8,6 +8,7 @@ from typing import Any
 
 from scaling.cost import AFTER, Outlook, Pricer
 from scaling.policy import ThresholdPolicy
+from scaling.rounding import rounded
 
 # Most counts priced per decision (each a few microseconds): bounds the work per sample when a
 # backlog is so large that the search walks far.
@@ -28,9 +29,9 @@ class Deferral:
     def to_dict(self) -> dict[str, float | int]:
         return {
             "operators": self.operators,
-            "wait": round(self.wait, 3),
-            "later": round(self.later, 3),
-            "now": round(self.now, 3),
+            "wait": rounded(self.wait, 3),
+            "later": rounded(self.later, 3),
+            "now": rounded(self.now, 3),
         }
 
 
@@ -73,7 +74,7 @@ class Choice:
         }
         record = {
             "model": "cost",
-            "inputs": {k: round(v, 4) if isinstance(v, float) else v for k, v in inputs.items()},
+            "inputs": {k: rounded(v, 4) if isinstance(v, float) else v for k, v in inputs.items()},
             "prices": prices,
             "horizon": self.pricer.horizon,
             "candidates": rows,

@@ -43,6 +43,7 @@ import math
 from typing import NamedTuple
 
 from scaling.late import Span, late_over
+from scaling.rounding import rounded
 
 # Seconds after an operation lands over which the counts are compared: how long a decision is
 # expected to stand, and the time a backlog left is to be drained in. Flink's autoscaler
@@ -128,11 +129,11 @@ class Terms(NamedTuple):
         """JSON-ready, rounded to a thousandth."""
         return {
             "operators": self.operators,
-            "operator_cost": round(self.operator_cost, 3),
-            "late_seconds": round(self.late_seconds, 3),
-            "late_cost": round(self.late_cost, 3),
-            "operation_cost": round(self.operation_cost, 3),
-            "total": round(self.total, 3),
+            "operator_cost": rounded(self.operator_cost, 3),
+            "late_seconds": rounded(self.late_seconds, 3),
+            "late_cost": rounded(self.late_cost, 3),
+            "operation_cost": rounded(self.operation_cost, 3),
+            "total": rounded(self.total, 3),
         }
 
 
