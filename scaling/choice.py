@@ -110,21 +110,39 @@ def cheapest_change(pricer: Pricer, starts: tuple[int, int], running: int) -> in
     it does not (a few dozen counts cover thousands). Operator-seconds grow linearly with the
     count and late seconds fall, smoothly (``scaling.cost``); but where every count near the
     level is late for the whole horizon the cost is flat there, which the far start sees past.
-    ``MOST_CANDIDATES`` counts at most."""
+    ``MOST_CANDIDATES`` counts at most.
+
+    A count whose operator-seconds and operation alone (``Pricer.least``) cost more than the
+    best so far cannot be cheaper: it is not priced (its late seconds would only add), and the
+    walk goes as if it had been."""
+    terms, least = pricer.terms, pricer.least
+    looked = set(pricer.priced)  # the counts priced, or ruled out by their least cost
 
     def total(count: int) -> float:
-        return pricer.terms(count).total if count >= 0 and count != running else math.inf
+        return terms(count).total if count >= 0 and count != running else math.inf
+
+    def cheaper(count: int, than: int) -> bool:
+        """Whether ``count`` costs less than ``than`` (a count other than ``running``)."""
+        looked.add(than)
+        best = terms(than).total
+        if count < 0 or count == running:
+            return False
+        looked.add(count)
+        # Late seconds are >= 0 up to rounding far below the margin.
+        if count not in pricer.priced and least(count) - best > 1e-9 * (abs(best) + 1.0):
+            return False
+        return terms(count).total < best
 
     def walk(best: int) -> int:
         if best == running:
             best += 1
         for direction in (1, -1):
             stride = 1
-            while stride >= 1 and len(pricer.priced) < MOST_CANDIDATES:
+            while stride >= 1 and len(looked) < MOST_CANDIDATES:
                 following = best + direction * stride
                 if following == running:
                     following += direction
-                if total(following) < total(best):
+                if cheaper(following, best):
                     best, stride = following, stride * 2
                 else:
                     stride //= 2

@@ -248,6 +248,14 @@ class Pricer:
             terms = self.priced[operators] = self._priced(operators)
         return terms
 
+    def least(self, operators: int) -> float:
+        """The least an operation to ``operators`` can cost: its operator-seconds and the
+        operation, the ``total`` of its terms without the late seconds (never negative), by
+        the same floating-point operations: no more than ``terms(operators).total``."""
+        prices = self.prices
+        operator_seconds = self._landing_seconds + operators * (self.outlook.restart + AFTER)
+        return prices.operator * operator_seconds + prices.operation
+
     def _priced(self, operators: int) -> Terms:
         outlook, prices = self.outlook, self.prices
         if operators == outlook.running:  # holding: n0 serves throughout, from the backlog now
