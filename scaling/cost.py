@@ -209,8 +209,11 @@ class Pricer:
                 * (middle * middle / 2.0 if middle <= ahead else bend + ahead * (middle - ahead))
                 + faded * -expm1(fade)
             )
-            rate = level + slope * min(middle, ahead) + excess * exp(fade)
-            spread = sqrt(variance * middle + error2 * min(middle, known) ** 2) + 1e-9 * c
+            # min(middle, ahead) and min(middle, known), without the calls
+            followed = ahead if ahead < middle else middle
+            rate = level + slope * followed + excess * exp(fade)
+            borne = known if known < middle else middle
+            spread = sqrt(variance * middle + error2 * borne**2) + 1e-9 * c
             width = high - low
             holding = (
                 width, latency, latency, backlog + start, low, backlog + end, high, spread, rate,
@@ -260,14 +263,16 @@ class Pricer:
         outlook, prices = self.outlook, self.prices
         if operators == outlook.running:  # holding: n0 serves throughout, from the backlog now
             final = self._held
-            late = min(late_over(self._holding, final, self._before, self._variance), self.horizon)
+            late = late_over(self._holding, final, self._before, self._variance)
             left, operator_seconds, operation = self._held_left, self._held_seconds, 0.0
         else:  # an operation: n0 until it lands, nothing during the restart, the count after
             final = operators * prices.capacity
-            late = min(late_over(self._change, final, self._before, self._variance), self.horizon)
+            late = late_over(self._change, final, self._before, self._variance)
             left = self._changed_left - final * AFTER
             operator_seconds = self._landing_seconds + operators * (outlook.restart + AFTER)
             operation = prices.operation
+        if late > self.horizon:  # min(late, horizon)
+            late = self.horizon
         # The backlog left at the horizon, drained at the spare capacity after it (<= AFTER s).
         over = left - prices.latency * final
         if over > 0.0:
