@@ -115,37 +115,34 @@ def cheapest_change(pricer: Pricer, starts: tuple[int, int], running: int) -> in
     A count whose operator-seconds and operation alone (``Pricer.least``) cost more than the
     best so far cannot be cheaper: it is not priced (its late seconds would only add), and the
     walk goes as if it had been."""
-    terms, least = pricer.terms, pricer.least
-    looked = set(pricer.priced)  # the counts priced, or ruled out by their least cost
+    terms, least, priced = pricer.terms, pricer.least, pricer.priced
+    looked = set(priced)  # the counts priced, or ruled out by their least cost
 
     def total(count: int) -> float:
         return terms(count).total if count >= 0 and count != running else math.inf
 
-    def cheaper(count: int, than: int) -> bool:
-        """Whether ``count`` costs less than ``than`` (a count other than ``running``)."""
-        looked.add(than)
-        best = terms(than).total
-        if count < 0 or count == running:
-            return False
-        looked.add(count)
-        # Late seconds are >= 0 up to rounding far below the margin.
-        if count not in pricer.priced and least(count) - best > 1e-9 * (abs(best) + 1.0):
-            return False
-        return terms(count).total < best
-
     def walk(best: int) -> int:
         if best == running:
             best += 1
+        lowest = terms(best).total
         for direction in (1, -1):
             stride = 1
             while stride >= 1 and len(looked) < MOST_CANDIDATES:
                 following = best + direction * stride
                 if following == running:
                     following += direction
-                if cheaper(following, best):
-                    best, stride = following, stride * 2
-                else:
-                    stride //= 2
+                looked.add(best)  # looked at from the first comparison
+                if following >= 0:  # a count other than the running one
+                    looked.add(following)
+                    # Late seconds are >= 0 up to rounding far below the margin.
+                    if following in priced or least(following) - lowest <= 1e-9 * (
+                        abs(lowest) + 1.0
+                    ):
+                        cost = terms(following).total
+                        if cost < lowest:
+                            best, lowest, stride = following, cost, stride * 2
+                            continue
+                stride //= 2
         return best
 
     return min((walk(start) for start in dict.fromkeys(starts)), key=total)
