@@ -196,8 +196,9 @@ class Pricer:
         # backlog the restart ends with (x = L n c).
         backlog, base = outlook.backlog, self._found - self._by_landing
         before: list[Span] = []
-        self._holding: list[Span] = []
-        self._change: list[Span] = []
+        holding_spans: list[Span] = []
+        change_spans: list[Span] = []
+        self._holding, self._change = holding_spans, change_spans
         low, start = 0.0, arrived[0]
         for index, high in enumerate(edges[1:]):
             end = arrived[index + 1]
@@ -222,20 +223,20 @@ class Pricer:
             if index < lands:
                 before.append(holding)
             else:
-                self._holding.append(holding)
+                holding_spans.append(holding)
                 if index < pauses:
-                    self._change.append(
+                    change_spans.append(
                         (width, latency - ahead + low, latency - ahead + high, base + start,
                          0.0, base + end, 0.0, spread, None, 0.0, 0.0)
                     )  # fmt: skip
                 else:
-                    self._change.append(
+                    change_spans.append(
                         (width, latency, latency, base + start, low - ahead, base + end,
                          high - ahead, spread, rate, base + centre, middle - ahead)
                     )  # fmt: skip
             low, start = high, end
         # An operation's delay is the running count's, whichever count it then starts.
-        self._before = late_over(before, held, 0.0, variance)
+        self._before = late_over(before, held, 0.0, variance) if before else 0.0
         # The backlog left at the horizon (an operation's less its count's AFTER s of work),
         # and the operator-seconds.
         self._held, self._held_seconds = held, outlook.running * self.horizon
