@@ -8,7 +8,8 @@ decision (``scaling.choice.Choice.explain``).
 which is the integer nearest to ``scaled`` unless the product lies within ``TIE`` of a
 half-integer; and the division of two exact doubles is correctly rounded, so it gives the
 double nearest to that decimal. Near a half-integer, and beyond ``LARGEST``, ``round`` itself
-answers; a value that rounds to zero keeps its sign, as with ``round``.
+answers, and for anything but a float; a value that rounds to zero keeps its sign, as with
+``round``.
 
 >>> rounded(2464.12349, 3), rounded(-0.0004, 3), rounded(0.0625, 3), rounded(1e300, 3)
 (2464.123, -0.0, 0.062, 1e+300)
@@ -25,14 +26,15 @@ _SCALES = tuple(10.0**digits for digits in range(10))
 
 
 def rounded(value: float, digits: int) -> float:
-    """``round(value, digits)`` for ``0 <= digits <= 9``: the same float
-    (tests/scaling/test_rounding.py compares the two)."""
-    scale = _SCALES[digits]
-    scaled = value * scale
-    if -LARGEST < scaled < LARGEST:
-        whole = math.floor(scaled)
-        part = scaled - whole  # exact: a double under 2⁵² less its integer part
-        if not 0.5 - TIE < part < 0.5 + TIE:
-            nearest = whole + 1 if part > 0.5 else whole
-            return nearest / scale if nearest else math.copysign(0.0, value)
+    """``round(value, digits)`` for ``0 <= digits <= 9``: the same number, of the same type
+    (tests/scaling/test_rounding.py compares the two; anything but a float goes to ``round``)."""
+    if type(value) is float:
+        scale = _SCALES[digits]
+        scaled = value * scale
+        if -LARGEST < scaled < LARGEST:
+            whole = math.floor(scaled)
+            part = scaled - whole  # exact: a double under 2⁵² less its integer part
+            if not 0.5 - TIE < part < 0.5 + TIE:
+                nearest = whole + 1 if part > 0.5 else whole
+                return nearest / scale if nearest else math.copysign(0.0, value)
     return round(value, digits)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 
 from scaling.rounding import LARGEST, rounded
@@ -43,3 +44,10 @@ def test_random_values_round_as_round_rounds_them() -> None:
 def test_edges_round_as_round_rounds_them(value: float) -> None:
     for digits in range(10):
         assert same(rounded(value, digits), round(value, digits))
+
+
+@pytest.mark.parametrize("value", [30, -7, 0, True, np.float64(2.0625), np.float32(1.5), 2**70])
+def test_numbers_other_than_floats_round_as_round_rounds_them(value: float) -> None:
+    for digits in (0, 3, 4):
+        result, expected = rounded(value, digits), round(value, digits)
+        assert type(result) is type(expected) and result == expected
