@@ -131,8 +131,8 @@ def cheapest_change(pricer: Pricer, starts: tuple[int, int], running: int) -> in
                 following = best + direction * stride
                 if following == running:
                     following += direction
-                looked.add(best)  # looked at from the first comparison
-                if following >= 0:  # a count other than the running one
+                looked.add(best)  # counted from its first comparison, as when priced there
+                if following >= 0:  # a count (never the running one: stepped over above)
                     looked.add(following)
                     # Late seconds are >= 0 up to rounding far below the margin.
                     if following in priced or least(following) - lowest <= 1e-9 * (
