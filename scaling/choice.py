@@ -8,6 +8,7 @@ from typing import Any
 
 from scaling.cost import AFTER, Outlook, Pricer
 from scaling.policy import ThresholdPolicy
+from scaling.rounding import rounded
 
 # Most counts priced per decision (each a few microseconds): bounds the work per sample when a
 # backlog is so large that the search walks far.
@@ -28,9 +29,9 @@ class Deferral:
     def to_dict(self) -> dict[str, float | int]:
         return {
             "operators": self.operators,
-            "wait": round(self.wait, 3),
-            "later": round(self.later, 3),
-            "now": round(self.now, 3),
+            "wait": rounded(self.wait, 3),
+            "later": rounded(self.later, 3),
+            "now": rounded(self.now, 3),
         }
 
 
@@ -73,7 +74,7 @@ class Choice:
         }
         record = {
             "model": "cost",
-            "inputs": {k: round(v, 4) if isinstance(v, float) else v for k, v in inputs.items()},
+            "inputs": {k: rounded(v, 4) if isinstance(v, float) else v for k, v in inputs.items()},
             "prices": prices,
             "horizon": self.pricer.horizon,
             "candidates": rows,
@@ -109,24 +110,39 @@ def cheapest_change(pricer: Pricer, starts: tuple[int, int], running: int) -> in
     it does not (a few dozen counts cover thousands). Operator-seconds grow linearly with the
     count and late seconds fall, smoothly (``scaling.cost``); but where every count near the
     level is late for the whole horizon the cost is flat there, which the far start sees past.
-    ``MOST_CANDIDATES`` counts at most."""
+    ``MOST_CANDIDATES`` counts at most.
+
+    A count whose operator-seconds and operation alone (``Pricer.least``) cost more than the
+    best so far cannot be cheaper: it is not priced (its late seconds would only add), and the
+    walk goes as if it had been."""
+    terms, least, priced = pricer.terms, pricer.least, pricer.priced
+    looked = set(priced)  # the counts priced, or ruled out by their least cost
 
     def total(count: int) -> float:
-        return pricer.terms(count).total if count >= 0 and count != running else math.inf
+        return terms(count).total if count >= 0 and count != running else math.inf
 
     def walk(best: int) -> int:
         if best == running:
             best += 1
+        lowest = terms(best).total
         for direction in (1, -1):
             stride = 1
-            while stride >= 1 and len(pricer.priced) < MOST_CANDIDATES:
+            while stride >= 1 and len(looked) < MOST_CANDIDATES:
                 following = best + direction * stride
                 if following == running:
                     following += direction
-                if total(following) < total(best):
-                    best, stride = following, stride * 2
-                else:
-                    stride //= 2
+                looked.add(best)  # counted from its first comparison, as when priced there
+                if following >= 0:  # a count (never the running one: stepped over above)
+                    looked.add(following)
+                    # Late seconds are >= 0 up to rounding far below the margin.
+                    if following in priced or least(following) - lowest <= 1e-9 * (
+                        abs(lowest) + 1.0
+                    ):
+                        cost = terms(following).total
+                        if cost < lowest:
+                            best, lowest, stride = following, cost, stride * 2
+                            continue
+                stride //= 2
         return best
 
     return min((walk(start) for start in dict.fromkeys(starts)), key=total)

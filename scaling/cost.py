@@ -43,6 +43,7 @@ import math
 from typing import NamedTuple
 
 from scaling.late import Span, late_over
+from scaling.rounding import rounded
 
 # Seconds after an operation lands over which the counts are compared: how long a decision is
 # expected to stand, and the time a backlog left is to be drained in. Flink's autoscaler
@@ -57,6 +58,7 @@ EXCESS = 15.0
 # The intervals after an operation lands, as shares of AFTER: finer first, where the restart's
 # backlog drains.
 _AFTER_EDGES = (0.0, 0.05, 0.15, 0.35, 0.65, 1.0)
+_AFTER_SECONDS = tuple(AFTER * share for share in _AFTER_EDGES[1:])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,11 +129,11 @@ class Terms(NamedTuple):
         """JSON-ready, rounded to a thousandth."""
         return {
             "operators": self.operators,
-            "operator_cost": round(self.operator_cost, 3),
-            "late_seconds": round(self.late_seconds, 3),
-            "late_cost": round(self.late_cost, 3),
-            "operation_cost": round(self.operation_cost, 3),
-            "total": round(self.total, 3),
+            "operator_cost": rounded(self.operator_cost, 3),
+            "late_seconds": rounded(self.late_seconds, 3),
+            "late_cost": rounded(self.late_cost, 3),
+            "operation_cost": rounded(self.operation_cost, 3),
+            "total": rounded(self.total, 3),
         }
 
 
@@ -162,51 +164,79 @@ class Pricer:
         landing, restart = outlook.landing, outlook.restart
         ahead = landing + restart  # the level's slope is followed until then
         self.horizon = ahead + AFTER
-        delay = [landing / 2.0, landing] if landing > 0.0 else []
-        pause = [landing + restart / 2.0, ahead] if restart > 0.0 else []
-        edges = [0.0, *delay, *pause, *(ahead + AFTER * share for share in _AFTER_EDGES[1:])]
-        middles = [(low + high) / 2.0 for low, high in zip(edges, edges[1:], strict=False)]
-        *arrived, self._by_landing = _arrived(outlook, [*edges, landing], ahead)
-        arrived_middle = _arrived(outlook, middles, ahead)
-        *rates, self._final_rate = _rates(outlook, [*middles, self.horizon], ahead)
-        self._by_horizon = arrived[-1]
+        edges = [0.0, landing / 2.0, landing] if landing > 0.0 else [0.0]
+        lands = len(edges) - 1  # intervals before an operation lands
+        if restart > 0.0:
+            edges += (landing + restart / 2.0, ahead)
+        pauses = len(edges) - 1  # ... and before its restart ends
+        edges += [ahead + after for after in _AFTER_SECONDS]
+        # The arrival rate r(t) = level + g min(t, ahead) + excess e^(-t/E) and the records
+        # arrived by t, its integral A(t), at the edges; at each interval's middle, with the
+        # spread, in the one pass that builds the intervals (fewer lists: a decision builds a
+        # Pricer or two).
+        level, slope, excess = outlook.level, max(outlook.slope, 0.0), outlook.excess
+        bend, faded = ahead * ahead / 2.0, excess * EXCESS
+        expm1, exp, sqrt = math.expm1, math.exp, math.sqrt
+        arrived = [
+            level * t
+            + slope * (t * t / 2.0 if t <= ahead else bend + ahead * (t - ahead))
+            + faded * -expm1(-t / EXCESS)
+            for t in edges
+        ]
+        self._by_landing, self._by_horizon = arrived[lands], arrived[-1]
+        self._final_rate = level + slope * ahead + excess * exp(-self.horizon / EXCESS)
+        held = outlook.running * c
+        self._found = max(outlook.backlog + self._by_landing - held * landing, 0.0)
         # The level's error is borne until a decision made once the filter knows the level
         # better could land: then a wrong count can be corrected, at an operation's cost.
         error2, known = outlook.level_error**2, ahead + EXCESS
-        spreads = [
-            math.sqrt(variance * t + error2 * min(t, known) ** 2) + 1e-9 * c for t in middles
-        ]
-        held = outlook.running * c
-        self._found = max(outlook.backlog + self._by_landing - held * landing, 0.0)
         # Holding, or before an operation lands, the running count serves from the backlog
         # there is now (x = L n0 c); within the restart nothing is served and the pause left
         # delays every record (x = (L - P_left) n c); after it the new count serves from the
         # backlog the restart ends with (x = L n c).
-        backlog, base, lands = outlook.backlog, self._found - self._by_landing, len(delay)
-        intervals = zip(
-            edges, edges[1:], middles, arrived, arrived[1:], arrived_middle, spreads, rates,
-            strict=False,
-        )  # fmt: skip
-        holding: list[Span] = []
-        self._change: list[Span] = []
-        for index, (low, high, middle, start, end, centre, spread, rate) in enumerate(intervals):
-            holding.append(
-                (high - low, latency, latency, backlog + start, low, backlog + end, high,
-                 spread, rate, backlog + centre, middle)
+        backlog, base = outlook.backlog, self._found - self._by_landing
+        before: list[Span] = []
+        holding_spans: list[Span] = []
+        change_spans: list[Span] = []
+        self._holding, self._change = holding_spans, change_spans
+        low, start = 0.0, arrived[0]
+        for index, high in enumerate(edges[1:]):
+            end = arrived[index + 1]
+            middle = (low + high) / 2.0
+            fade = -middle / EXCESS
+            centre = (
+                level * middle
+                + slope
+                * (middle * middle / 2.0 if middle <= ahead else bend + ahead * (middle - ahead))
+                + faded * -expm1(fade)
+            )
+            # min(middle, ahead) and min(middle, known), without the calls
+            followed = ahead if ahead < middle else middle
+            rate = level + slope * followed + excess * exp(fade)
+            borne = known if known < middle else middle
+            spread = sqrt(variance * middle + error2 * borne**2) + 1e-9 * c
+            width = high - low
+            holding = (
+                width, latency, latency, backlog + start, low, backlog + end, high, spread, rate,
+                backlog + centre, middle,
             )  # fmt: skip
-            if lands <= index < lands + len(pause):
-                self._change.append(
-                    (high - low, latency - ahead + low, latency - ahead + high, base + start,
-                     0.0, base + end, 0.0, spread, None, 0.0, 0.0)
-                )  # fmt: skip
-            elif index >= lands:
-                self._change.append(
-                    (high - low, latency, latency, base + start, low - ahead, base + end,
-                     high - ahead, spread, rate, base + centre, middle - ahead)
-                )  # fmt: skip
-        self._holding = holding[lands:]
+            if index < lands:
+                before.append(holding)
+            else:
+                holding_spans.append(holding)
+                if index < pauses:
+                    change_spans.append(
+                        (width, latency - ahead + low, latency - ahead + high, base + start,
+                         0.0, base + end, 0.0, spread, None, 0.0, 0.0)
+                    )  # fmt: skip
+                else:
+                    change_spans.append(
+                        (width, latency, latency, base + start, low - ahead, base + end,
+                         high - ahead, spread, rate, base + centre, middle - ahead)
+                    )  # fmt: skip
+            low, start = high, end
         # An operation's delay is the running count's, whichever count it then starts.
-        self._before = late_over(holding[:lands], held, 0.0, variance)
+        self._before = late_over(before, held, 0.0, variance) if before else 0.0
         # The backlog left at the horizon (an operation's less its count's AFTER s of work),
         # and the operator-seconds.
         self._held, self._held_seconds = held, outlook.running * self.horizon
@@ -222,18 +252,28 @@ class Pricer:
             terms = self.priced[operators] = self._priced(operators)
         return terms
 
+    def least(self, operators: int) -> float:
+        """The least an operation to ``operators`` can cost: its operator-seconds and the
+        operation, the ``total`` of its terms without the late seconds (never negative), by
+        the same floating-point operations: no more than ``terms(operators).total``."""
+        prices = self.prices
+        operator_seconds = self._landing_seconds + operators * (self.outlook.restart + AFTER)
+        return prices.operator * operator_seconds + prices.operation
+
     def _priced(self, operators: int) -> Terms:
         outlook, prices = self.outlook, self.prices
         if operators == outlook.running:  # holding: n0 serves throughout, from the backlog now
             final = self._held
-            late = min(late_over(self._holding, final, self._before, self._variance), self.horizon)
+            late = late_over(self._holding, final, self._before, self._variance)
             left, operator_seconds, operation = self._held_left, self._held_seconds, 0.0
         else:  # an operation: n0 until it lands, nothing during the restart, the count after
             final = operators * prices.capacity
-            late = min(late_over(self._change, final, self._before, self._variance), self.horizon)
+            late = late_over(self._change, final, self._before, self._variance)
             left = self._changed_left - final * AFTER
             operator_seconds = self._landing_seconds + operators * (outlook.restart + AFTER)
             operation = prices.operation
+        if late > self.horizon:  # min(late, horizon)
+            late = self.horizon
         # The backlog left at the horizon, drained at the spare capacity after it (<= AFTER s).
         over = left - prices.latency * final
         if over > 0.0:
@@ -249,27 +289,3 @@ class Pricer:
             operation,
             operator_cost + late_cost + operation,
         )
-
-
-def _rates(outlook: Outlook, times: list[float], ahead: float) -> list[float]:
-    """The expected arrival rate at each of ``times``: the level, along its slope until
-    ``ahead``, and the excess fading over ``EXCESS`` seconds."""
-    level, slope, excess = outlook.level, max(outlook.slope, 0.0), outlook.excess
-    return [level + slope * min(t, ahead) + excess * math.exp(-t / EXCESS) for t in times]
-
-
-def _arrived(outlook: Outlook, times: list[float], ahead: float) -> list[float]:
-    """Records expected to arrive from now to each of ``times`` (the integral of ``_rates``).
-
-    >>> calm = Outlook(level=100.0, level_error=0.0, excess=0.0, slope=1.0, variance=1.0,
-    ...                backlog=0.0, running=1, landing=0.0, restart=10.0)
-    >>> _arrived(calm, [10.0, 20.0], 10.0)
-    [1050.0, 2150.0]
-    """
-    level, slope, excess = outlook.level, max(outlook.slope, 0.0), outlook.excess
-    return [
-        level * t
-        + slope * (t * t / 2.0 if t <= ahead else ahead * ahead / 2.0 + ahead * (t - ahead))
-        + excess * EXCESS * -math.expm1(-t / EXCESS)
-        for t in times
-    ]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import random
 
 import pytest
 
 from scaling import ThresholdPolicy
-from scaling.choice import MOST_CANDIDATES, choose, deferral, drained
+from scaling.choice import MOST_CANDIDATES, cheapest_change, choose, deferral, drained, guesses
 from scaling.cost import Outlook, Pricer
 from scaling.decision import cost_reason
 
@@ -69,6 +71,57 @@ def test_the_search_prices_a_bounded_number_of_counts() -> None:
     huge = dataclasses.replace(SURGE, backlog=1e8)
     choice = choose(huge, ThresholdPolicy(capacity=50.0))
     assert len(choice.pricer.priced) <= MOST_CANDIDATES + 2
+
+
+def plain_search(pricer: Pricer, starts: tuple[int, int], running: int) -> int:
+    """``cheapest_change`` pricing every count it looks at."""
+
+    def total(count: int) -> float:
+        return pricer.terms(count).total if count >= 0 and count != running else math.inf
+
+    def walk(best: int) -> int:
+        best += best == running
+        for direction in (1, -1):
+            stride = 1
+            while stride >= 1 and len(pricer.priced) < MOST_CANDIDATES:
+                following = best + direction * stride
+                following += direction * (following == running)
+                if total(following) < total(best):
+                    best, stride = following, stride * 2
+                else:
+                    stride //= 2
+        return best
+
+    return min((walk(start) for start in dict.fromkeys(starts)), key=total)
+
+
+def test_counts_ruled_out_by_their_least_cost_leave_the_search_as_it_was() -> None:
+    # The search skips counts whose operator-seconds and operation alone cost more than the
+    # best so far: it must find the count that pricing them would, and price no more.
+    rng, skipped = random.Random(30), 0
+    for _ in range(1000):
+        c = rng.choice([10.0, 50.0])
+        outlook = Outlook(
+            level=rng.uniform(0.0, 40.0) * c,
+            level_error=rng.choice([0.0, rng.uniform(0.0, 3.0) * c]),
+            excess=rng.uniform(-2.0, 2.0) * c,
+            slope=rng.uniform(-5.0, 5.0),
+            variance=rng.uniform(0.0, 10.0) * c * c,
+            backlog=rng.choice([0.0, rng.uniform(0.0, 100.0) * c, rng.uniform(0.0, 1e5) * c]),
+            running=rng.randint(0, 50),
+            landing=rng.choice([0.0, rng.uniform(0.0, 200.0)]),
+            restart=rng.choice([0.0, rng.uniform(0.0, 90.0)]),
+        )
+        policy = ThresholdPolicy(capacity=c, operation_price=rng.choice([0.0, 30.0, 3000.0]))
+        starts = guesses(outlook, c)
+        plain, pruned = Pricer(outlook, policy.prices), Pricer(outlook, policy.prices)
+        chosen = cheapest_change(pruned, starts, outlook.running)
+        assert chosen == plain_search(plain, starts, outlook.running)
+        assert set(pruned.priced) <= set(plain.priced)
+        skipped += len(plain.priced) - len(pruned.priced)
+        for count in plain.priced:
+            assert pruned.least(count) <= plain.terms(count).total
+    assert skipped > 300  # the rule did skip counts
 
 
 def test_a_late_probability_picks_the_cheapest_count_within_the_share() -> None:
