@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.regimes import priced, quick, standing
+from benchmarks.regimes import quick
+from benchmarks.standing import priced, standing
 
 
 def run(
