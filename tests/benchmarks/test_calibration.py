@@ -1,0 +1,36 @@
+"""benchmarks.calibration: the late seconds the model expects against those a run has."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.calibration import KINDS, cell_tally, table
+from benchmarks.trace_decision import Traced
+from simulator.experiments.compare import CompareCell, baselines, queue_run
+
+
+def test_every_priced_decision_is_tallied_once_by_what_its_window_holds() -> None:
+    tally = cell_tally((8, 0), "paper", 5.0, 1)
+    assert tally.shape == (len(KINDS), 3)
+    # The same run, traced here: its priced decisions, and those that change the count.
+    spec = baselines()["steadyscale"]
+    policy = Traced(**{key: value for key, value in spec.items() if key != "name"})
+    cell = CompareCell("steadyscale", spec, "paper", 1, 5.0, pause=8, delay=0)
+    _, result = queue_run(cell, policy)
+    end = result.timeline["t"][-1]  # a decision after the last step has no window in the run
+    priced = [d for d in policy.decisions if d.explain and "candidates" in d.explain and d.t <= end]
+    assert tally[:, 0].sum() == len(priced)
+    assert tally[2, 0] == sum(d.operators != d.previous for d in priced) > 0
+    # No window has more late seconds, expected or had, than its horizon's seconds.
+    horizon = max(float(d.explain["horizon"]) for d in priced)  # type: ignore[index]
+    assert np.all(tally[:, 1] <= tally[:, 0] * horizon)
+    assert np.all(tally[:, 2] <= tally[:, 0] * horizon)
+    assert np.all(tally >= 0.0)
+
+
+def test_the_table_gives_means_per_window_and_their_ratio() -> None:
+    tally = np.array([[4.0, 2.0, 6.0], [0.0, 0.0, 0.0], [2.0, 0.0, 1.0]])
+    lines = table({(8, 30): tally})
+    assert lines[2] == (
+        "| (8, 30) | 4/0/2 | 0.5 → 1.5 (3×) | — | 0 → 0.5 (∞) | 0.333 → 1.17 (3.5×) |"
+    )
