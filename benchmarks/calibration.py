@@ -17,7 +17,8 @@ happens in their window:
 * ``held, a later lands``: the count held, but an operation decided later lands in the window
   (the model prices holding as holding for the whole horizon: what a later decision does is
   not in it);
-* ``operation now``: an operation decided (or re-targeted) at this sample.
+* ``up now``, ``down now``: an operation decided (or re-targeted) at this sample, to more
+  operators or to fewer.
 
 Cells: the six synthetic workloads of ``steadyscale compare`` at SNR 1, 5 and 10, on the
 queue model of every regime of issue 30 (``benchmarks.regimes.REGIMES``). Ratios over 1 mean
@@ -41,14 +42,14 @@ from simulator.model.queue import QueueConfig
 
 WORKLOADS = ("paper", *SEED_002_WORKLOADS)
 SNRS = (1.0, 5.0, 10.0)
-KINDS = ("held, none lands", "held, a later lands", "operation now")
+KINDS = ("held, none lands", "held, a later lands", "up now", "down now")
 
 # Per kind: decisions, expected late seconds, SLA seconds (sums over the windows).
 Tally = np.ndarray
 
 
 def cell_tally(regime: tuple[int, int], workload: str, snr: float, seed: int) -> Tally:
-    """The default's decisions in one cell, tallied by ``KINDS``: a (3, 3) array."""
+    """The default's decisions in one cell, tallied by ``KINDS``: a (4, 3) array."""
     pause, delay = regime
     spec = baselines()["steadyscale"]
     cell = CompareCell("steadyscale", spec, workload, seed, snr, pause=pause, delay=delay)
@@ -76,7 +77,7 @@ def cell_tally(regime: tuple[int, int], workload: str, snr: float, seed: int) ->
         expected = rows[decision.operators]["late_seconds"] * share
         got = (late[end] - late[start]) * step
         if decision.operators != decision.previous:
-            kind = 2
+            kind = 2 if decision.operators > decision.previous else 3
         else:
             kind = 1 if landed[min(end, last - 1)] > landed[start] else 0
         tally[kind] += (1.0, expected, got)
@@ -132,7 +133,7 @@ def plot(path: Path, totals: dict[tuple[int, int], Tally]) -> None:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(7.5, 6.0))
-    colours = ("tab:green", "tab:orange", "tab:purple")
+    colours = ("tab:green", "tab:orange", "tab:purple", "tab:red")
     floor = 1e-4  # windows whose mean is below are drawn at it
     for kind, colour in enumerate(colours):
         xs, ys, names = [], [], []

@@ -20,7 +20,8 @@ def test_every_priced_decision_is_tallied_once_by_what_its_window_holds() -> Non
     end = result.timeline["t"][-1]  # a decision after the last step has no window in the run
     priced = [d for d in policy.decisions if d.explain and "candidates" in d.explain and d.t <= end]
     assert tally[:, 0].sum() == len(priced)
-    assert tally[2, 0] == sum(d.operators != d.previous for d in priced) > 0
+    assert tally[2, 0] == sum(d.operators > d.previous for d in priced) > 0
+    assert tally[3, 0] == sum(d.operators < d.previous for d in priced) > 0
     # No window has more late seconds, expected or had, than its horizon's seconds.
     horizon = max(float(d.explain["horizon"]) for d in priced)  # type: ignore[index]
     assert np.all(tally[:, 1] <= tally[:, 0] * horizon)
@@ -29,8 +30,8 @@ def test_every_priced_decision_is_tallied_once_by_what_its_window_holds() -> Non
 
 
 def test_the_table_gives_means_per_window_and_their_ratio() -> None:
-    tally = np.array([[4.0, 2.0, 6.0], [0.0, 0.0, 0.0], [2.0, 0.0, 1.0]])
+    tally = np.array([[4.0, 2.0, 6.0], [0.0, 0.0, 0.0], [2.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
     lines = table({(8, 30): tally})
     assert lines[2] == (
-        "| (8, 30) | 4/0/2 | 0.5 → 1.5 (3×) | — | 0 → 0.5 (∞) | 0.333 → 1.17 (3.5×) |"
+        "| (8, 30) | 4/0/2/1 | 0.5 → 1.5 (3×) | — | 0 → 0.5 (∞) | 1 → 0 (0×) | 0.429 → 1 (2.3×) |"
     )
