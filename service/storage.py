@@ -37,11 +37,14 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 
+from scaling import Decision
 from service.migrations import migrate
+from service.rows import DECISION_COLUMNS, decision_row
 from service.store import StorageBusy, StorageUnavailable, Store
 
 # SQLite's schema, version by version: _MIGRATIONS[v] takes a database from version v to v + 1.
@@ -116,6 +119,16 @@ ALTER TABLE streams_without_state RENAME TO streams;
 """,
 ]
 SCHEMA_VERSION = len(_MIGRATIONS)
+
+# Rows one INSERT statement of _insert holds: one statement of 100 rows is bound and run in one
+# call, where executemany runs one statement per row (0.6 against 0.8 ms of CPU for the rows
+# of a 100-sample batch); 100 rows of 13 values are 1,300 parameters, far under SQLite's
+# 32,766. A batch's rows go in as many such statements as fill, the rest one by one.
+_ROWS_PER_INSERT = 100
+_INSERT = f"INSERT INTO decisions (stream, {DECISION_COLUMNS}) VALUES "
+_ROW = "(" + ", ".join("?" * (1 + len(DECISION_COLUMNS.split(",")))) + ")"
+_INSERT_ONE = _INSERT + _ROW
+_INSERT_FULL = _INSERT + ", ".join([_ROW] * _ROWS_PER_INSERT)
 
 
 class Storage(Store):
@@ -250,6 +263,20 @@ class Storage(Store):
 
     def busy(self) -> bool:
         return self._write_lock.locked()
+
+    def _insert(
+        self, db: sqlite3.Connection, stream_id: str, decisions: Sequence[Decision]
+    ) -> None:
+        """``Store._insert``'s rows, ``_ROWS_PER_INSERT`` to a statement
+        (``tests/service/test_storage.py`` compares the tables both leave)."""
+        rows = [(stream_id, *decision_row(d)) for d in decisions]
+        full = len(rows) - len(rows) % _ROWS_PER_INSERT
+        for start in range(0, full, _ROWS_PER_INSERT):
+            db.execute(
+                _INSERT_FULL, list(chain.from_iterable(rows[start : start + _ROWS_PER_INSERT]))
+            )
+        if full < len(rows):
+            db.executemany(_INSERT_ONE, rows[full:])
 
     def _begin(self, db: sqlite3.Connection, wait: bool) -> None:
         try:
