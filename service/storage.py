@@ -5,10 +5,11 @@ file ``path``, with SQLite's schema (``_MIGRATIONS``, the version in ``PRAGMA us
 
 The file is in WAL mode: readers never block the writer, and each write is one short
 ``BEGIN IMMEDIATE`` transaction; writes wait for each other (SQLite has one writer at a time),
-for the length of a commit. With ``fsync=False`` (SQLite ``synchronous=NORMAL``) a commit
-survives the process being killed; only an operating-system crash or power loss can undo the
-last commits. ``fsync=True`` (``synchronous=FULL``) makes commits survive those too, at the
-cost of a disk flush per commit.
+for the length of a commit. The log is copied back into the file by checkpoints in a thread of
+their own, not by the commit that fills it (``service.wal``). With ``fsync=False`` (SQLite
+``synchronous=NORMAL``) a commit survives the process being killed; only an operating-system
+crash or power loss can undo the last commits. ``fsync=True`` (``synchronous=FULL``) makes
+commits survive those too, at the cost of a disk flush per commit.
 
 Trouble with the file itself (another process holding the write lock past ``busy_timeout``, a
 full disk, an I/O error, a read-only file) raises ``StorageUnavailable``, which the service
@@ -46,6 +47,7 @@ from scaling import Decision
 from service.migrations import migrate
 from service.rows import DECISION_COLUMNS, decision_row
 from service.store import StorageBusy, StorageUnavailable, Store
+from service.wal import BACKSTOP_PAGES, Checkpointer
 
 # SQLite's schema, version by version: _MIGRATIONS[v] takes a database from version v to v + 1.
 _MIGRATIONS: list[str] = [
@@ -151,6 +153,7 @@ class Storage(Store):
         self._guard = threading.Lock()
         self._write_lock = threading.Lock()
         self._closed = False
+        self._checkpoints = Checkpointer(self._checkpoint)
         prepare_file(path)
         try:
             self._initialise()
@@ -182,6 +185,7 @@ class Storage(Store):
 
     def close(self) -> None:
         """Close every connection; connections in use close when they are given back."""
+        self._checkpoints.close()
         with self._guard:
             self._closed = True
             idle, self._idle = self._idle, []
@@ -206,6 +210,8 @@ class Storage(Store):
                     factory=_Connection,
                 )
                 connection.execute(f"PRAGMA synchronous={self._synchronous}")
+                # Checkpoints run beside the commits (service.wal); a commit's own is a backstop.
+                connection.execute(f"PRAGMA wal_autocheckpoint={BACKSTOP_PAGES}")
             assert isinstance(connection, _Connection)
             if connection.waits != wait:
                 # Set only when it changes: the event loop's non-waiting writes take the same
@@ -249,6 +255,12 @@ class Storage(Store):
                     raise
         finally:
             self._write_lock.release()
+        self._checkpoints.committed()
+
+    def _checkpoint(self) -> None:
+        """Copy the log's pages that no reader needs into the database file (service.wal)."""
+        with self._connection() as db:
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
