@@ -41,7 +41,10 @@ def varied(times: range, chance: random.Random) -> list[Decision]:
 
 def table(path: Path) -> list[tuple[object, ...]]:
     with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT *, typeof(t), typeof(previous), typeof(explain) FROM decisions")
+        rows = db.execute(
+            "SELECT *, typeof(t), typeof(previous), typeof(backlog), typeof(running), "
+            "typeof(processed), typeof(explain) FROM decisions"
+        )
         return sorted(rows.fetchall(), key=repr)
 
 
@@ -78,3 +81,25 @@ def test_a_duplicate_row_in_a_full_statement_stores_nothing_of_the_batch(tmp_pat
         storage._insert(db, "a", batch)
     storage.close()
     assert table(storage.path) == []
+
+
+def test_none_binds_as_null_with_the_adapter_as_without_it(tmp_path: Path) -> None:
+    """``service.storage`` registers an adapter for None (a shortcut); the rows are the same."""
+    key = (type(None), sqlite3.PrepareProtocol)
+    adapter = sqlite3.adapters[key]
+    tables = []
+    for name in ("with", "without"):
+        if name == "without":
+            del sqlite3.adapters[key]
+        try:
+            with sqlite3.connect(tmp_path / f"{name}.db") as db:
+                db.execute("CREATE TABLE t (a, b REAL, c INTEGER, d TEXT)")
+                db.executemany(
+                    "INSERT INTO t VALUES (?, ?, ?, ?)", [(None,) * 4, (1, None, 2, None)]
+                )
+                rows = db.execute("SELECT *, typeof(a), typeof(b), typeof(c), typeof(d) FROM t")
+                tables.append(rows.fetchall())
+        finally:
+            sqlite3.adapters[key] = adapter
+    assert tables[0] == tables[1]
+    assert tables[0][0][4:] == ("null",) * 4
