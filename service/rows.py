@@ -9,6 +9,7 @@ together with the decisions made after it.
 from __future__ import annotations
 
 import json
+import math
 from _json import encode_basestring_ascii, make_encoder
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -110,10 +111,42 @@ _compact = compact_json(allow_nan=True)  # a decision's explain: json.dumps allo
 _compact_state = compact_json(allow_nan=False)
 
 
+_THRESHOLD = ("model", "inputs", "needed")
+_THRESHOLD_INPUTS = ("filtered", "spread")
+
+
+def explain_json(explain: dict[str, Any]) -> str:
+    """``explain`` as ``_compact`` writes it (``tests/service/test_rows.py`` compares them).
+
+    Most rows hold a volume-alone decision's record, ``{"model": "threshold", "inputs":
+    {"filtered": f, "spread": s}, "needed": n}``; with finite floats and an integer it is
+    written here directly, as json writes it (keys in order, ``repr`` of each number,
+    ``null``): 1.4 against 2.1 us, json's encoder spending most of its time gathering its
+    pieces. Anything else goes to ``_compact``."""
+    inputs = explain.get("inputs") if type(explain) is dict else None
+    if type(inputs) is dict and explain.get("model") == "threshold":
+        filtered, spread = inputs.get("filtered"), inputs.get("spread")
+        needed = explain.get("needed")
+        if (
+            tuple(explain) == _THRESHOLD
+            and tuple(inputs) == _THRESHOLD_INPUTS
+            and type(filtered) is float
+            and math.isfinite(filtered)
+            and type(needed) is int
+            and (spread is None or (type(spread) is float and math.isfinite(spread)))
+        ):
+            shown = "null" if spread is None else repr(spread)
+            return (
+                f'{{"model":"threshold","inputs":{{"filtered":{filtered!r},"spread":{shown}}},'
+                f'"needed":{needed!r}}}'
+            )
+    return _compact(explain)
+
+
 def decision_row(decision: Decision) -> tuple[Any, ...]:
     """The values of ``DECISION_COLUMNS`` for ``decision``."""
     d = decision
-    explain = None if d.explain is None else _compact(d.explain)
+    explain = None if d.explain is None else explain_json(d.explain)
     return (d.t, d.volume, d.filtered, d.previous, d.operators, d.action, d.reason,
             d.backlog, d.running, d.processed, d.code, explain)  # fmt: skip
 

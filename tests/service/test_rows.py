@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from scaling import Scaler
-from service.rows import compact_json, decision_row, dumps_state
+from service.rows import compact_json, decision_row, dumps_state, explain_json
 
 FLOATS = [0.0, -0.0, 1.0, -1.5, 5e-324, -5e-324, 1e308, 1.7976931348623157e308, 0.1, 1e16, 1e-7,
           296.1087661788744, 2.0**53 + 2, math.pi]  # fmt: skip
@@ -79,3 +79,44 @@ def test_decision_rows_and_states_hold_json_dumps_strings() -> None:
         state = scaler.state_dict()
         expected = json.dumps(state, separators=(",", ":"), allow_nan=False)
         assert dumps_state(state) == expected
+
+
+def test_a_threshold_record_is_written_as_json_dumps_writes_it() -> None:
+    """The records written directly, and every near miss, which goes to json's encoder."""
+    chance = random.Random("threshold")
+    numbers: list[Any] = [*FLOATS, *ODD, *[-x for x in FLOATS], None, 0, 7, -3, 10**30, True,
+                          False, "1.0", chance.uniform(-1e9, 1e9)]  # fmt: skip
+    records: list[Any] = []
+    for _ in range(3000):
+        inputs = {"filtered": chance.choice(numbers), "spread": chance.choice(numbers)}
+        record = {"model": "threshold", "inputs": inputs, "needed": chance.choice(numbers)}
+        roll = chance.random()
+        if roll < 0.1:
+            record = {"inputs": inputs, "model": "threshold", "needed": record["needed"]}
+        elif roll < 0.2:
+            inputs = {"spread": inputs["spread"], "filtered": inputs["filtered"]}
+            record["inputs"] = inputs
+        elif roll < 0.25:
+            record["extra"] = 1
+        elif roll < 0.3:
+            del record[chance.choice(["needed", "inputs", "model"])]
+        elif roll < 0.35:
+            del inputs[chance.choice(["filtered", "spread"])]
+        elif roll < 0.4:
+            record["model"] = "cost"
+        elif roll < 0.45:
+            record["inputs"] = [1.0]
+        records.append(record)
+    direct = 0
+    for record in records:
+        assert explain_json(record) == json.dumps(record, separators=(",", ":")), record
+        inputs = record.get("inputs")
+        direct += (
+            list(record) == ["model", "inputs", "needed"]
+            and isinstance(inputs, dict)
+            and list(inputs) == ["filtered", "spread"]
+            and type(inputs["filtered"]) is float
+            and math.isfinite(inputs["filtered"])
+            and type(record["needed"]) is int
+        )
+    assert direct > 100  # the direct writing was compared, not only json's
