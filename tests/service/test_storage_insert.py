@@ -15,11 +15,12 @@ from service.store import Store
 SPEC = {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "guards": []}
 
 
-def varied(times: range, chance: random.Random) -> list[Decision]:
-    """Decisions with every column's kinds of value: NULLs, records or none, text."""
+def varied(times: range, chance: random.Random, reports: float = 0.5) -> list[Decision]:
+    """Decisions with every column's kinds of value: NULLs, records or none, text; the share
+    ``reports`` of them with what a job reports (backlog, running, processed)."""
     made = []
     for t in times:
-        reported = chance.random() < 0.5
+        reported = chance.random() < reports
         made.append(
             Decision(
                 float(t),
@@ -48,14 +49,15 @@ def table(path: Path) -> list[tuple[object, ...]]:
         return sorted(rows.fetchall(), key=repr)
 
 
+@pytest.mark.parametrize("reports", (0.5, 0.0, 0.01))
 @pytest.mark.parametrize("sizes", ([1], [99, 1], [100], [101, 100], [250, 3, 200]))
 def test_rows_inserted_by_the_hundred_are_the_rows_inserted_one_by_one(
-    tmp_path: Path, sizes: list[int]
+    tmp_path: Path, sizes: list[int], reports: float
 ) -> None:
-    chance = random.Random(repr(sizes))
+    chance = random.Random(repr((sizes, reports)))
     batches, start = [], 0
     for size in sizes:
-        batches.append(varied(range(start, start + size), chance))
+        batches.append(varied(range(start, start + size), chance, reports))
         start += size
     paths = []
     for name, insert in (("plain", Store._insert), ("fast", Storage._insert)):
@@ -75,7 +77,7 @@ def test_rows_inserted_by_the_hundred_are_the_rows_inserted_one_by_one(
 def test_a_duplicate_row_in_a_full_statement_stores_nothing_of_the_batch(tmp_path: Path) -> None:
     storage = Storage(tmp_path / "steadyscale.db")
     storage.put_stream("a", SPEC, 1, {"t": None})
-    batch = varied(range(100), random.Random(1))
+    batch = varied(range(100), random.Random(1), reports=0.0)
     batch[60] = batch[59]
     with pytest.raises(sqlite3.IntegrityError), storage._writing() as db:
         storage._insert(db, "a", batch)
