@@ -58,19 +58,19 @@ def test_one_checkpoint_at_a_time_and_none_sooner_than_the_interval() -> None:
         started.append(time.monotonic())
         release.wait(5.0)
 
-    checkpoints = Checkpointer(checkpoint, interval=0.05)
-    checkpoints.committed()
-    time.sleep(0.1)
-    checkpoints.committed()  # the first still runs: none started
-    assert len(started) == 1
+    checkpoints = Checkpointer(checkpoint, interval=0.3)
+    checkpoints.committed()  # the first
+    checkpoints.committed()  # the first still runs: none
     release.set()
     checkpoints.wait()
-    checkpoints.committed()  # past the interval, none running: the second
-    checkpoints.committed()  # too soon after it
+    checkpoints.committed()  # none runs, but the first began less than 0.3 s ago: none
+    assert len(started) == 1
+    time.sleep(0.35)
+    checkpoints.committed()  # the second
     checkpoints.wait()
-    assert len(started) == 2 and started[1] - started[0] >= 0.05
+    assert len(started) == 2 and started[1] - started[0] >= 0.3
     checkpoints.close()
-    time.sleep(0.06)
+    time.sleep(0.35)
     checkpoints.committed()  # closed: no more
     assert len(started) == 2
 
