@@ -74,6 +74,35 @@ class Decision:
     code: str = "Steady"
     explain: dict[str, Any] | None = None
 
+    @classmethod
+    def made(
+        cls,
+        t: float,
+        volume: float,
+        filtered: float,
+        previous: int,
+        operators: int,
+        action: Action,
+        reason: str,
+        backlog: float | None,
+        running: int | None,
+        processed: float | None,
+        code: str,
+        explain: dict[str, Any] | None,
+    ) -> Decision:
+        """``Decision(...)`` of every field, without the frozen dataclass's ``__init__``, which
+        sets each of the twelve through ``object.__setattr__``: an eighth of the instructions
+        of a Scaler's decision, which makes one per sample (issue 32). The fields go straight
+        into the new instance's ``__dict__``, where ``__init__`` puts them; a Decision has no
+        ``__post_init__`` to run (``tests/scaling/test_decision.py`` compares the two)."""
+        made = object.__new__(cls)
+        made.__dict__.update(
+            t=t, volume=volume, filtered=filtered, previous=previous, operators=operators,
+            action=action, reason=reason, backlog=backlog, running=running,
+            processed=processed, code=code, explain=explain,
+        )  # fmt: skip
+        return made
+
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict."""
         return dataclasses.asdict(self)

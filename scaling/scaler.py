@@ -181,8 +181,8 @@ class Scaler:
             running = int(running)
         if processed is not None:
             processed = float(processed)
-        # By position, in the order of Decision's fields (a frozen dataclass: keywords cost).
-        return Decision(
+        # Every field, without the frozen dataclass's __init__ (Decision.made).
+        return Decision.made(
             t, volume, filtered, previous, operators, action, reason,
             backlog, running, processed, code, explain,
         )  # fmt: skip

@@ -84,7 +84,7 @@ def parse_json(body: bytes) -> Any:
         reason = f"it is not UTF-8 (byte {error.start} is {body[error.start]:#04x})"
         raise _bad_body(reason) from None
     try:
-        document = json.loads(text, object_pairs_hook=_unique_keys)
+        document = _STRICT.decode(text)
     except json.JSONDecodeError as error:
         raise _bad_body(f"{error.msg} at character {error.pos}") from None
     except RecursionError:
@@ -112,6 +112,11 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _DuplicateKey(key)
             seen.add(key)
     return document
+
+
+# json.loads(text, object_pairs_hook=_unique_keys) without building its decoder at every call
+# (json.loads does: about 40 us of a 100-sample batch's 250).
+_STRICT = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 def _depth(document: Any) -> int:
