@@ -9,8 +9,8 @@ together with the decisions made after it.
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
-from _json import encode_basestring_ascii, make_encoder
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -98,12 +98,17 @@ def compact_json(*, allow_nan: bool) -> Callable[[Any], str]:
     2 of the 4 us it takes for a decision's ``explain``, 100 times a 100-sample batch (issue
     32). This builds json's own C encoder (``_json.make_encoder``) once, with the arguments
     ``json.dumps`` gives it but no check for circular references, which the trees stored here
-    cannot hold.
+    cannot hold. Where json has no C encoder (not CPython), json's own encoder, built once.
     """
+    make_encoder = getattr(json.encoder, "c_make_encoder", None)  # not in the type stubs
+    if make_encoder is None:
+        plain = json.JSONEncoder(separators=(",", ":"), allow_nan=allow_nan)
+        return plain.encode
     default = json.JSONEncoder().default
     encode = make_encoder(
-        None, default, encode_basestring_ascii, None, ":", ",", False, False, allow_nan
-    )
+        None, default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False,
+        allow_nan,
+    )  # fmt: skip
     return lambda value: "".join(encode(value, 0))
 
 

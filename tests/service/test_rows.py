@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
 import random
 from typing import Any
@@ -47,8 +48,13 @@ def fast(encode: Any, thing: Any) -> tuple[str, str]:
         return (type(error).__name__, str(error))
 
 
+@pytest.mark.parametrize("c_encoder", (True, False), ids=("c-encoder", "no-c-encoder"))
 @pytest.mark.parametrize("allow_nan", (True, False))
-def test_compact_json_writes_what_json_dumps_writes(allow_nan: bool) -> None:
+def test_compact_json_writes_what_json_dumps_writes(
+    allow_nan: bool, c_encoder: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not c_encoder:  # as where json has no C encoder (not CPython): json's own, built once
+        monkeypatch.setattr(json.encoder, "c_make_encoder", None)
     encode = compact_json(allow_nan=allow_nan)
     chance = random.Random(f"rows {allow_nan}")
     things: list[Any] = [*SCALARS, *ODD, {"inputs": {"spread": math.nan}}, [math.inf], object(),
