@@ -139,15 +139,6 @@ _INSERT = f"INSERT INTO decisions ({', '.join(_COLUMNS)}) VALUES "
 _ROW = "(" + ", ".join("?" for _ in _COLUMNS) + ")"
 _INSERT_ONE = _INSERT + _ROW
 _INSERT_FULL = _INSERT + ", ".join([_ROW] * _ROWS_PER_INSERT)
-# What a sample may report besides its volume, and most samples do not: a statement for rows
-# that report none of it writes the three NULLs itself instead of binding them (each None bound
-# goes through sqlite3's adapters, 3 % of a 100-sample POST's instructions even with the one
-# above). Consecutive columns: _REPORTED is where they are in a row.
-_REPORTS = ("backlog", "running", "processed")
-_REPORTED = slice(_COLUMNS.index(_REPORTS[0]), _COLUMNS.index(_REPORTS[-1]) + 1)
-_NOTHING = (None,) * len(_REPORTS)
-_UNREPORTED = "(" + ", ".join("NULL" if name in _REPORTS else "?" for name in _COLUMNS) + ")"
-_INSERT_FULL_UNREPORTED = _INSERT + ", ".join([_UNREPORTED] * _ROWS_PER_INSERT)
 
 
 class Storage(Store):
@@ -296,18 +287,13 @@ class Storage(Store):
     def _insert(
         self, db: sqlite3.Connection, stream_id: str, decisions: Sequence[Decision]
     ) -> None:
-        """``Store._insert``'s rows, ``_ROWS_PER_INSERT`` to a statement, which writes their
-        reports' NULLs itself when none of them reports anything (the tests compare the
+        """``Store._insert``'s rows, ``_ROWS_PER_INSERT`` to a statement (the tests compare the
         tables both leave: ``tests/service/test_storage_insert.py``)."""
         rows = [(stream_id, *decision_row(d)) for d in decisions]
         full = len(rows) - len(rows) % _ROWS_PER_INSERT
         for start in range(0, full, _ROWS_PER_INSERT):
             chunk = rows[start : start + _ROWS_PER_INSERT]
-            if all(row[_REPORTED] == _NOTHING for row in chunk):
-                kept = (row[: _REPORTED.start] + row[_REPORTED.stop :] for row in chunk)
-                db.execute(_INSERT_FULL_UNREPORTED, list(chain.from_iterable(kept)))
-            else:
-                db.execute(_INSERT_FULL, list(chain.from_iterable(chunk)))
+            db.execute(_INSERT_FULL, list(chain.from_iterable(chunk)))
         if full < len(rows):
             db.executemany(_INSERT_ONE, rows[full:])
 
