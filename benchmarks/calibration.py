@@ -5,10 +5,12 @@
 
 For every decision the default makes from a backlog (a cost record, ``scaling.choice``), the
 late seconds it expects of the count it chose over its horizon (``explain.candidates``, the
-record's ``horizon``: the actuation delay + the restart + ``scaling.cost.AFTER``) are set
-against the SLA seconds the run then has in the same seconds (``QueueConfig.sla``: a second
-with the queueing delay over the latency, as ``steadyscale compare`` counts them; a window cut
-by the run's end is expected in proportion). Windows overlap (a decision a second), so a sum
+record's ``horizon``: the actuation delay + the restart + ``scaling.cost.AFTER``), with those
+of the later operation it expects to correct the count (its ``correction`` chance × the
+``operation_late`` seconds one brings, ``scaling.cost``), are set against the SLA seconds the
+run then has in the same seconds (``QueueConfig.sla``: a second with the queueing delay over
+the latency, as ``steadyscale compare`` counts them; a window cut by the run's end is expected
+in proportion). Windows overlap (a decision a second), so a sum
 weighs every second of a run about alike in both columns. Decisions are grouped by what
 happens in their window:
 
@@ -74,7 +76,10 @@ def cell_tally(regime: tuple[int, int], workload: str, snr: float, seed: int) ->
         if start >= last or decision.operators not in rows:
             continue
         share = (end - start) * step / horizon  # of the horizon inside the run
-        expected = rows[decision.operators]["late_seconds"] * share
+        row, inputs = rows[decision.operators], record["inputs"]
+        # The queue's late seconds, and those a correction brings at the chance of one.
+        correction = row.get("correction", 0.0) * (inputs.get("operation_late") or 0.0)
+        expected = (row["late_seconds"] + correction) * share
         got = (late[end] - late[start]) * step
         if decision.operators != decision.previous:
             kind = 2 if decision.operators > decision.previous else 3

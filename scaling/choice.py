@@ -64,6 +64,8 @@ class Choice:
             "running": outlook.running,
             "landing": outlook.landing,
             "restart": outlook.restart,
+            "wander": outlook.wander,
+            "operation_late": outlook.operation_late,
         }
         prices = {
             "latency": policy.latency,

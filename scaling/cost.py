@@ -10,7 +10,7 @@ horizon, :math:`H = D + P + T` with :math:`T` = ``AFTER``:
 
 .. math:: \\text{cost}(n) = p_{\\text{op}} \\int_0^H n(t)\\,dt
           + p_{\\text{late}} \\Big(\\int_0^H \\Pr[\\text{late at } t]\\,dt + S_H\\Big)
-          + p_{\\text{operation}} [n \\ne n_0]
+          + p_{\\text{operation}} [n \\ne n_0] + C(n)
 
 where :math:`S_H` (the terminal term) is the late seconds the mean backlog left at :math:`H`
 still costs while the count drains it. :math:`\\Pr[\\text{late at } t]` is Harrison's law of a
@@ -28,6 +28,22 @@ truth) until a decision made once the filter has followed the level (``EXCESS`` 
 could land and correct the count. The
 arrival rate follows the level's slope :math:`g` until an operation decided now could land,
 :math:`D + P`, and stays there after (a later decision can follow further).
+
+The last term, :math:`C(n)`, prices the correction a later decision makes: the level is a
+random walk, so a count that serves it now may not serve it later. By the reflection principle,
+a level whose variance grows by :math:`w` per second beyond its slope (``wander``, measured),
+from the rate :math:`r_H` the slope leads to, known to its standard error :math:`s_\\mu`,
+crosses the count's capacity within the :math:`T` seconds after the operation with chance
+
+.. math:: \\pi(n) = 2\\bar\\Phi\\Big(\\frac{n c - r_H}{\\sqrt{s_\\mu^2 + w T}}\\Big)
+          \\quad (1 \\text{ when } n c \\le r_H)
+
+and that operation then costs :math:`C(n) = \\pi(n)\\,(p_{\\text{operation}}
++ p_{\\text{late}}\\,\\ell)`, with :math:`\\ell` the late seconds an operation brings
+(``Outlook.operation_late``: measured from the job's own operations, or :math:`\\max(P - L, 0)`).
+Without it the model saw every count as final: it chose counts that a later operation had to
+correct, and took a scale-down for the operator-seconds it saves, blind to the scale-up it
+brings back (docs/baselines.md, "does the model know how late it will be?").
 
 The integrals run over nine intervals (``Pricer``), exactly for the first term and at each
 interval's middle for the reflection's, in plain floats (``scaling.late``): ``scaling.choice``
@@ -85,6 +101,12 @@ class Outlook:
         pending one has already waited).
     restart
         Seconds an operation stops processing once it lands.
+    wander
+        How fast the level's variance grows beyond its slope, (records/s)²/s
+        (``scaling.measure.wandered``): how soon a count that serves it may not.
+    operation_late
+        Late seconds an operation brings, measured from the job's own (``scaling.watch``);
+        ``None``: the restart's excess over the latency, ``max(restart - latency, 0)``.
     """
 
     level: float
@@ -96,6 +118,8 @@ class Outlook:
     running: int
     landing: float
     restart: float
+    wander: float = 0.0
+    operation_late: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,14 +139,18 @@ class Prices:
 
 class Terms(NamedTuple):
     """The expected cost terms of one count, in the prices' unit; ``late_seconds`` includes the
-    terminal term's seconds, ``total`` sums the priced terms. (A named tuple: a search builds
-    one per count it prices, several times faster than a dataclass.)"""
+    terminal term's seconds; ``correction`` is the chance that a later operation corrects the
+    count within ``AFTER``, ``correction_cost`` that operation's expected cost (its price and
+    late seconds); ``total`` sums the priced terms. (A named tuple: a search builds one per
+    count it prices, several times faster than a dataclass.)"""
 
     operators: int
     operator_cost: float
     late_seconds: float
     late_cost: float
     operation_cost: float
+    correction: float
+    correction_cost: float
     total: float
 
     def to_dict(self) -> dict[str, float | int]:
@@ -133,6 +161,8 @@ class Terms(NamedTuple):
             "late_seconds": rounded(self.late_seconds, 3),
             "late_cost": rounded(self.late_cost, 3),
             "operation_cost": rounded(self.operation_cost, 3),
+            "correction": rounded(self.correction, 4),
+            "correction_cost": rounded(self.correction_cost, 3),
             "total": rounded(self.total, 3),
         }
 
@@ -154,7 +184,10 @@ class Pricer:
     ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
     >>> pricer = Pricer(calm, prices)
     >>> [round(pricer.terms(n).total) for n in (7, 8, 9)]  # 7 falls behind; 9 costs an operator
-    [31302, 2464, 2802]
+    [31332, 2464, 2802]
+    >>> wandering = Pricer(dataclasses.replace(calm, wander=20.0), prices)  # ±77/s within AFTER
+    >>> [round(wandering.terms(n).correction, 2) for n in (7, 8, 9)]  # a later operation's odds
+    [1.0, 0.8, 0.37]
     """
 
     def __init__(self, outlook: Outlook, prices: Prices) -> None:
@@ -243,6 +276,13 @@ class Pricer:
         self._held_left = backlog + self._by_horizon - held * self.horizon
         self._changed_left = self._found + self._by_horizon - self._by_landing
         self._landing_seconds = outlook.running * landing
+        # A later operation's correction (C(n)): the spread the level may wander by within
+        # AFTER, times sqrt(2) for erfc (2 Phi-bar(x / s) = erfc(x / (s sqrt 2))), and its price.
+        self._wander = sqrt(2.0 * (error2 + max(outlook.wander, 0.0) * AFTER)) + 1e-9 * c
+        late_after = outlook.operation_late
+        if late_after is None:
+            late_after = max(restart - latency, 0.0)
+        self._correction = prices.operation + prices.late * late_after
         self.priced: dict[int, Terms] = {}  # the counts priced so far
 
     def terms(self, operators: int) -> Terms:
@@ -255,7 +295,8 @@ class Pricer:
     def least(self, operators: int) -> float:
         """The least an operation to ``operators`` can cost: its operator-seconds and the
         operation, the ``total`` of its terms without the late seconds (never negative), by
-        the same floating-point operations: no more than ``terms(operators).total``."""
+        the same floating-point operations: no more than ``terms(operators).total``, whose late
+        seconds and correction are never negative."""
         prices = self.prices
         operator_seconds = self._landing_seconds + operators * (self.outlook.restart + AFTER)
         return prices.operator * operator_seconds + prices.operation
@@ -281,11 +322,16 @@ class Pricer:
             late += min(over / spare, AFTER) if spare > 0.0 else AFTER
         operator_cost = prices.operator * operator_seconds
         late_cost = prices.late * late
+        gap = final - self._final_rate
+        correction = math.erfc(gap / self._wander) if gap > 0.0 else 1.0
+        correction_cost = correction * self._correction
         return Terms(
             operators,
             operator_cost,
             late,
             late_cost,
             operation,
-            operator_cost + late_cost + operation,
+            correction,
+            correction_cost,
+            operator_cost + late_cost + operation + correction_cost,
         )

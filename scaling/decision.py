@@ -110,21 +110,23 @@ class Decision:
 
 def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
     """The prose of a cost-model decision, from its record: the chosen count's expected cost
-    against one more and one fewer, and the inputs that made them.
+    against one more and one fewer (with the chance that a later operation corrects it, where
+    that is 1 % or more), and the inputs that made them.
 
     >>> explain = {"inputs": {"level": 380.0, "level_error": 5.0, "backlog": 0.0,
     ...                       "restart": 8.0, "landing": 0.0},
-    ...            "candidates": [{"operators": 8, "total": 2464.0, "late_seconds": 0.0},
+    ...            "candidates": [{"operators": 8, "total": 2464.0, "late_seconds": 0.0,
+    ...                            "correction": 0.2},
     ...                           {"operators": 9, "total": 2802.0, "late_seconds": 0.0}]}
     >>> cost_reason(8, 8, explain)  # doctest: +NORMALIZE_WHITESPACE
-    '8: expected cost 2464 (0.0 late s); 9 would cost 2802 (0.0 late s);
+    '8: expected cost 2464 (0.0 late s, 20 % corrected later); 9 would cost 2802 (0.0 late s);
      level 380.0 ± 5.0, backlog 0, restart 8 s'
     """
     rows = {row["operators"]: row for row in explain["candidates"]}
     chosen = rows[operators]
     # Each neighbour's cost on its own: "a < b < c" would also compare the two neighbours.
     others = [
-        f"{count} would cost {row['total']:.0f} ({row['late_seconds']:.1f} late s)"
+        f"{count} would cost {row['total']:.0f} ({_late(row)})"
         for count, row in rows.items()
         if count != operators
     ]
@@ -135,7 +137,7 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
     )
     if operators != previous and inputs["landing"] > 0.0:
         where += f", lands in {inputs['landing']:g} s"
-    head = f"{operators}: expected cost {chosen['total']:.0f} ({chosen['late_seconds']:.1f} late s)"
+    head = f"{operators}: expected cost {chosen['total']:.0f} ({_late(chosen)})"
     deferred = explain.get("deferred")
     if deferred is not None:
         head = (
@@ -144,6 +146,13 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
         )
         others = []
     return "; ".join([head, ", ".join(others)] if others else [head]) + f"; {where}"
+
+
+def _late(row: dict[str, Any]) -> str:
+    """A count's late seconds, and the chance of its correction where it is 1 % or more (a
+    record from before the correction was priced has none)."""
+    late, percent = f"{row['late_seconds']:.1f} late s", round(100.0 * row.get("correction", 0.0))
+    return f"{late}, {percent} % corrected later" if percent >= 1 else late
 
 
 def reason_code(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from scaling.cost import EXCESS
+from scaling.cost import AFTER, EXCESS
 
 # Measurements kept: Flink's job.autoscaler.history.max.count (3).
 HISTORY = 3
@@ -99,3 +99,16 @@ def smoothed_slope(slope: float, change: float, elapsed: float) -> float:
     """
     weight = 1.0 - math.exp(-elapsed / SLOPE_MEMORY)  # 0 under 7e-15 s: no slope to take
     return slope + weight * (change / elapsed - slope) if weight > 0.0 else slope
+
+
+def wandered(wander: float, step: float, elapsed: float) -> float:
+    """How fast the level's variance grows beyond its slope, (records/s)²/s, once it moved by
+    ``step`` more than its slope says in ``elapsed`` seconds: ``step² / elapsed`` averaged over
+    ``cost.AFTER`` seconds, the horizon it is priced over (``cost.Outlook.wander``). A level
+    that moves in steps of ``s`` now and then wanders by the sum of ``s²`` over ``AFTER``.
+
+    >>> round(wandered(0.0, 30.0, 1.0) * AFTER, 1)  # one step of 30 records/s: 900 over AFTER
+    898.5
+    """
+    weight = -math.expm1(-elapsed / AFTER)  # 0 only for elapsed ~1e-321 s: no rate to take
+    return wander + weight * (step * step / elapsed - wander) if weight > 0.0 else wander

@@ -15,7 +15,7 @@ from scaling.cost import AFTER, EXCESS, Outlook
 from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
-from scaling.measure import level_error, smoothed_slope
+from scaling.measure import level_error, smoothed_slope, wandered
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 from scaling.scaler_state import checked, optional
 from scaling.spec import read_spec
@@ -40,10 +40,12 @@ class Scaler:
          horizon an operation covers (``scaling.choice.choose``, ``scaling.cost``), from the
          level, its error (``scaling.measure.level_error``) and slope, the arrivals' variance
          per second (the filter's noise estimate × the sampling interval), the backlog, the
-         running count, a decision not yet running, and the restart and actuation delay
-         measured from what the job reports (``scaling.measure``); the bounds limit the
-         candidates; then each guard but those deciding from the filter's standard error
-         (``confidence``: the model prices it); held while the filter warms up;
+         running count, a decision not yet running, and the restart, the actuation delay
+         and the late seconds an operation brings, measured from what the job reports
+         (``scaling.watch``), and how fast the level wanders (``scaling.measure.wandered``);
+         the bounds limit the candidates; then each guard but those deciding from the
+         filter's standard error (``confidence``: the model prices it); held while the
+         filter warms up;
     4. brings the result into the policy's bounds, ``operators = policy.clamp(target)``;
     5. tells each guard what happened (``record``) and returns a ``Decision`` with its reason
        code, its record (``explain``) and the prose written from it.
@@ -112,6 +114,7 @@ class Scaler:
         self._slope = 0.0  # its rate of change, records/s per second, smoothed over a minute
         self._excess = 0.0  # the samples' excess over it, records/s, over cost.EXCESS seconds
         self._missed = 0.0  # the excess squared, (records/s)², over cost.AFTER seconds
+        self._wander = 0.0  # the level's variance rate beyond its slope, (records/s)²/s
         self.watch = Watch()  # decisions not yet running, restarts and delays measured
 
     @property
@@ -164,8 +167,11 @@ class Scaler:
             operators, code, reason, explain = self._threshold(filtered, spread, previous, t)
         else:
             capacity = self.policy.capacity
-            self.watch.measure(
-                t, previous, decided, capacity, float(backlog), processed, self._interval
+            watch, interval = self.watch, self._interval
+            watch.measure(t, previous, decided, capacity, float(backlog), processed, interval)
+            policy = self.policy
+            watch.lateness(
+                t, previous, capacity, float(backlog), policy.latency, policy.restart, interval
             )
             operators, code, reason, explain = self._cost(
                 filtered, spread, previous, decided, float(backlog), t
@@ -198,6 +204,8 @@ class Scaler:
         warm = spread is not None or not denoiser.reports_spread
         if warm and level is not None and last_t is not None:
             elapsed = t - last_t
+            beyond = filtered - level - self._slope * elapsed  # what the slope did not say
+            self._wander = wandered(self._wander, beyond, elapsed)
             self._slope = smoothed_slope(self._slope, filtered - level, elapsed)
             weight = -math.expm1(-elapsed / EXCESS)
             self._excess += weight * (volume - filtered - self._excess)
@@ -246,6 +254,7 @@ class Scaler:
             reason = f"held at {previous}: the filter warms up (no standard error yet)"
             return operators, "WarmingUp", reason, explain
         noise = self.filter.noise or 0.0
+        restart = self.watch.restart(t, policy.restart)
         outlook = Outlook(
             level=filtered,
             level_error=level_error(spread or 0.0, self._missed, noise, self._interval),
@@ -255,7 +264,9 @@ class Scaler:
             backlog=backlog,
             running=previous,
             landing=self.watch.landing(t),
-            restart=self.watch.restart(t, policy.restart),
+            restart=restart,
+            wander=self._wander,
+            operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),
         )
         choice: Choice = choose(outlook, policy)
         explain = choice.explain(policy)
@@ -325,6 +336,7 @@ class Scaler:
             "slope": self._slope,
             "excess": self._excess,
             "missed": self._missed,
+            "wander": self._wander,
             **self.watch.state_dict(),
         }
 
@@ -355,4 +367,5 @@ class Scaler:
         self._slope = float(state["slope"])
         self._excess = float(state["excess"])
         self._missed = float(state["missed"])
+        self._wander = float(state["wander"])
         self.watch.load_state_dict(state)

@@ -10,21 +10,25 @@ from scaling.legacy import mapped_settings
 # Every key of a state, in ``Scaler.state_dict``'s order.
 PARTS = ["spec", "filter", "guards", "operators", "t"]
 # Fields added later, and what a state saved before them loads as: a one-second interval, no
-# level seen, no slope, no excess over it (nor its square), no running count reported, no
-# decision pending, no change of the running count seen, no restart under way, nothing
-# measured.
+# level seen, no slope, no excess over it (nor its square), no wander, no running count
+# reported, no decision pending, no change of the running count seen, no restart under way, no
+# operation's late seconds being counted, nothing measured.
 LATER: dict[str, Any] = {
     "interval": 1.0,
     "filtered": None,
     "slope": 0.0,
     "excess": 0.0,
     "missed": 0.0,
+    "wander": 0.0,
     "running": None,
     "decided_at": None,
     "changed_at": None,
     "restart_now": None,
     "restarts": [],
     "actuations": [],
+    "late_since": None,
+    "late_now": 0.0,
+    "lates": [],
 }
 # Fields of states from before the cost model (scaling.legacy), and what becomes of them: the
 # longest restart and actuation delay measured become one recent measurement each, taken at
@@ -55,18 +59,19 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     if stored != spec:
         raise ValueError(f"state was taken from {state['spec']!r}, not from {spec!r}")
     check_number("Scaler", "operators", state["operators"], minimum=0, integer=True)
-    for field in ("t", "filtered", "slope", "excess", "decided_at", "changed_at"):
+    for field in ("t", "filtered", "slope", "excess", "decided_at", "changed_at", "late_since"):
         if state[field] is not None:
             check_number("Scaler", field, state[field])
     check_number("Scaler", "interval", state["interval"], minimum=0, exclusive_minimum=True)
-    check_number("Scaler", "missed", state["missed"], minimum=0)
+    for field in ("missed", "wander", "late_now"):
+        check_number("Scaler", field, state[field], minimum=0)
     for field in ("restart_now", "restart", "actuation"):
         if state.get(field) is not None:
             check_number("Scaler", field, state[field], minimum=0)
     for old, new in (("restart", "restarts"), ("actuation", "actuations")):
         if state.get(old) is not None and state["t"] is not None:
             state[new] = [[state["t"], state[old]]]
-    for field in ("restarts", "actuations"):
+    for field in ("restarts", "actuations", "lates"):
         pairs = state[field]
         if not isinstance(pairs, list) or not all(
             isinstance(pair, list | tuple) and len(pair) == 2 for pair in pairs

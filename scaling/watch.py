@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from scaling.measure import CAP, estimate, recorded, restarting
@@ -9,15 +10,19 @@ from scaling.scaler_state import optional
 
 
 class Watch:
-    """Decisions not yet running, the actuation delays and restarts measured from the reports.
+    """Decisions not yet running, the actuation delays, restarts and the late seconds an
+    operation brings, measured from the reports.
 
     When the running count becomes the decided one, the time from the decision to the last
     sample without it is an actuation delay (it landed between the two). From then, each sample
     that processed under half of what it could (its capacity, or the work there was) extends
     the restart under way; the first that processes again ends it
-    (``scaling.measure.restarting``). A job that reports no running count is taken to run each
-    decision at once. Estimates are the largest recent measurements (``scaling.measure``): a
-    slow restart is not remembered forever.
+    (``scaling.measure.restarting``). From a landing on, each sample whose queueing delay (the
+    backlog over the running capacity, plus the rest of a restart under way) is over the
+    latency adds its interval to the operation's late seconds, until the delay is back under
+    the latency once the planned restart is over (``lateness``). A job that reports no running
+    count is taken to run each decision at once. Estimates are the largest recent measurements
+    (``scaling.measure``): a slow restart is not remembered forever.
 
     >>> watch = Watch()
     >>> watch.seen(10.0, 4, 4, last_t=None)  # the first sample reports 4 running
@@ -41,6 +46,9 @@ class Watch:
         self._restart_now: float | None = None  # seconds stopped so far by the one under way
         self._restarts: list[list[float]] = []  # recent restarts, [t, seconds]
         self._actuations: list[list[float]] = []  # recent actuation delays, [t, seconds]
+        self._late_since: float | None = None  # t an operation landed, its lateness counted
+        self._late_now = 0.0  # seconds late since then
+        self._lates: list[list[float]] = []  # recent operations' late seconds, [t, seconds]
 
     def seen(self, t: float, running: int | None, decided: int, last_t: float | None) -> bool:
         """Take a sample's reported ``running`` count; whether the ``decided`` count landed."""
@@ -50,6 +58,9 @@ class Watch:
             if running == decided and self.decided_at is not None:
                 self._actuations = recorded(self._actuations, t, last_t - self.decided_at)
                 self._landed(last_t)
+                # Dated t, the latest it may have landed (the restart, from the earliest): the
+                # rest of the restart is then the longest it can be, as the restart is.
+                self._late_since, self._late_now = t, 0.0
                 landed = True
             else:  # a count nobody here decided: no delay to learn, but it restarts
                 self._landed(t)
@@ -92,6 +103,37 @@ class Watch:
             self._restarts = recorded(self._restarts, t, self._restart_now)
             self._restart_now = None
 
+    def lateness(
+        self,
+        t: float,
+        running: int,
+        capacity: float,
+        backlog: float,
+        latency: float,
+        prior: float,
+        interval: float = 1.0,
+    ) -> None:
+        """Count the sample's ``interval`` as late for the operation that landed last while the
+        queueing delay is over ``latency``: the ``backlog`` at the ``running`` capacity, plus
+        the rest of a restart under way (planned as ``restart(t, prior)``). Recorded once the
+        delay is under ``latency`` after the planned restart, or ``CAP`` seconds on."""
+        since = self._late_since
+        if since is None:
+            return
+        planned, elapsed = self.restart(t, prior), t - since
+        delay = backlog / running / capacity if running > 0 else math.inf if backlog > 0 else 0.0
+        if self._restart_now is not None:
+            delay += max(planned - elapsed, 0.0)
+        if delay > latency and elapsed <= CAP:
+            self._late_now += interval
+        elif elapsed > planned or elapsed > CAP:
+            self._lates = recorded(self._lates, t, self._late_now)
+            self._late_since = None
+
+    def operation_late(self, t: float, prior: float) -> float:
+        """Late seconds an operation brings: the most of the recent ones, else ``prior``."""
+        return estimate(self._lates, t, prior)
+
     def restart(self, t: float, prior: float) -> float:
         """Seconds an operation is planned to stop processing at ``t``: the longest of the
         recent ones and of the one under way, or ``prior`` before any was measured."""
@@ -118,6 +160,9 @@ class Watch:
             "restart_now": self._restart_now,
             "restarts": [list(pair) for pair in self._restarts],
             "actuations": [list(pair) for pair in self._actuations],
+            "late_since": self._late_since,
+            "late_now": self._late_now,
+            "lates": [list(pair) for pair in self._lates],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -128,3 +173,6 @@ class Watch:
         self._restart_now = optional(state["restart_now"])
         self._restarts = [[float(a), float(b)] for a, b in state["restarts"]]
         self._actuations = [[float(a), float(b)] for a, b in state["actuations"]]
+        self._late_since = optional(state["late_since"])
+        self._late_now = float(state["late_now"])
+        self._lates = [[float(a), float(b)] for a, b in state["lates"]]

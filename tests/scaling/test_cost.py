@@ -113,7 +113,10 @@ def test_operator_seconds_and_the_operation_are_priced_over_the_same_horizon() -
         2.0 * (8 * 12.0 + 9 * (8.0 + AFTER)),
     ]
     assert costs.operation_cost.tolist() == [30.0, 0.0, 30.0]
-    assert np.allclose(costs.total, costs.operator_cost + costs.late_cost + costs.operation_cost)
+    assert np.allclose(
+        costs.total,
+        costs.operator_cost + costs.late_cost + costs.operation_cost + costs.correction_cost,
+    )
     assert np.allclose(costs.late_cost, 1000.0 * costs.late_seconds)
     row = costs.rows[2].to_dict()
     assert row["operators"] == 9 and row["operation_cost"] == 30.0
@@ -268,8 +271,16 @@ def plain_terms(outlook: Outlook, prices: Prices, operators: int) -> tuple[float
         spare = final - rate(outlook, horizon, ahead)
         late += min(over / spare, AFTER) if spare > 0.0 else AFTER
     operator_cost, late_cost = prices.operator * operator_seconds, prices.late * late
-    total = operator_cost + late_cost + operation
-    return operators, operator_cost, late, late_cost, operation, total
+    # A later operation corrects the count when the level crosses its capacity within AFTER.
+    gap = final - rate(outlook, horizon, ahead)
+    wander = math.sqrt(2.0 * (outlook.level_error**2 + max(outlook.wander, 0.0) * AFTER))
+    correction = math.erfc(gap / (wander + 1e-9 * c)) if gap > 0.0 else 1.0
+    late_after = outlook.operation_late
+    if late_after is None:
+        late_after = max(restart - latency, 0.0)
+    correction_cost = correction * (prices.operation + prices.late * late_after)
+    total = operator_cost + late_cost + operation + correction_cost
+    return operators, operator_cost, late, late_cost, operation, correction, correction_cost, total
 
 
 def test_the_pricer_gives_the_floats_of_each_count_priced_on_its_own() -> None:
@@ -288,9 +299,43 @@ def test_the_pricer_gives_the_floats_of_each_count_priced_on_its_own() -> None:
             running=rng.randint(0, 50),
             landing=rng.choice([0.0, rng.uniform(0.0, 200.0)]),
             restart=rng.choice([0.0, rng.uniform(0.0, 90.0)]),
+            wander=rng.choice([0.0, rng.uniform(0.0, 0.1) * c * c]),
+            operation_late=rng.choice([None, 0.0, rng.uniform(0.0, 60.0)]),
         )
         prices = Prices(c, rng.choice([1.0, 10.0, rng.uniform(0.5, 60.0)]), 1.0, 50.0, 30.0)
         pricer = Pricer(outlook, prices)
         running = outlook.running
         for count in {0, running, running + 1, max(running - 1, 0), rng.randint(0, 200)}:
             assert tuple(pricer.terms(count)) == plain_terms(outlook, prices, count)
+
+
+def test_the_correction_is_the_chance_the_level_crosses_the_count_s_capacity() -> None:
+    # A level that wanders as a random walk of 12 (records/s)^2 per second from 380/s: the
+    # share of 4,000 paths (1 s steps) whose maximum within AFTER reaches each count's capacity
+    # is the chance a later operation must correct that count (reflection principle).
+    outlook = dataclasses.replace(CALM, wander=12.0)
+    pricer = Pricer(outlook, PRICES)
+    rng = np.random.default_rng(30)
+    paths = 380.0 + np.cumsum(rng.normal(0.0, math.sqrt(12.0), (4000, int(AFTER))), axis=1)
+    highest = paths.max(axis=1)
+    for count in (8, 9, 10, 11):
+        walked = float(np.mean(highest >= count * 50.0))
+        # A walk of whole-second steps overshoots less than the continuous path: within 0.04.
+        assert pricer.terms(count).correction == pytest.approx(walked, abs=0.04)
+    assert pricer.terms(7).correction == 1.0  # 350/s against 380/s: corrected for sure
+    chances = [pricer.terms(n).correction for n in range(7, 20)]
+    assert all(a >= b for a, b in zip(chances, chances[1:], strict=False))
+
+
+def test_a_correction_costs_an_operation_and_the_late_seconds_one_brings() -> None:
+    certain = dataclasses.replace(CALM, level=420.0, restart=25.0)  # 8 cannot serve 420/s
+    # Without a measurement: the restart's 15 s over the 10 s latency.
+    terms = Pricer(certain, PRICES).terms(8)
+    assert terms.correction == 1.0 and terms.correction_cost == 30.0 + 1000.0 * 15.0
+    measured = Pricer(dataclasses.replace(certain, operation_late=4.0), PRICES).terms(8)
+    assert measured.correction_cost == 30.0 + 1000.0 * 4.0
+    # The level's own error adds to its wander: a level known worse is likelier to be wrong.
+    sure = Pricer(dataclasses.replace(CALM, wander=1.0), PRICES).terms(9)
+    unsure = Pricer(dataclasses.replace(CALM, wander=1.0, level_error=20.0), PRICES).terms(9)
+    assert 0.0 < sure.correction < unsure.correction < 1.0
+    assert sure.to_dict()["correction"] == round(sure.correction, 4)

@@ -26,13 +26,18 @@ def assert_reason_is_true(decision: Decision) -> None:
     them, and compares no two numbers wrongly (it compares none: "a < b < c" would also have
     compared the two neighbours)."""
     rows = cost_rows(decision)
+
+    def late(row: dict[str, float]) -> str:  # and the chance of a correction, from 1 %
+        percent = round(100.0 * row["correction"])
+        corrected = f", {percent} % corrected later" if percent >= 1 else ""
+        return f"({row['late_seconds']:.1f} late s{corrected})"
+
     chosen = rows[decision.operators]
     head = f"{decision.operators}: expected cost {chosen['total']:.0f} "
-    assert decision.reason.startswith(head + f"({chosen['late_seconds']:.1f} late s)")
+    assert decision.reason.startswith(head + late(chosen))
     for count, row in rows.items():
         if count != decision.operators:
-            named = f"{count} would cost {row['total']:.0f} ({row['late_seconds']:.1f} late s)"
-            assert named in decision.reason
+            assert f"{count} would cost {row['total']:.0f} {late(row)}" in decision.reason
     assert " < " not in decision.reason.split("; level")[0]
     backlog = decision.explain["inputs"]["backlog"]  # type: ignore[index]
     assert f"backlog {backlog:.0f}" in decision.reason

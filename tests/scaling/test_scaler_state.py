@@ -71,6 +71,8 @@ def test_the_state_round_trips_exactly_with_the_new_fields() -> None:
     saved = json.loads(json.dumps(scaler.state_dict(), allow_nan=False))
     for field in ("slope", "excess", "missed", "decided_at", "changed_at", "restarts"):
         assert field in saved
+    for field in ("wander", "late_since", "late_now", "lates"):  # the correction's (issue 30)
+        assert field in saved
     restored = Scaler.from_spec({"policy": {"capacity": 50.0}})
     restored.load_state_dict(saved)
     assert restored.state_dict() == scaler.state_dict()
@@ -82,6 +84,26 @@ def test_the_state_round_trips_exactly_with_the_new_fields() -> None:
         restored.load_state_dict({**saved, "restarts": [[1.0]]})
     with pytest.raises(ValueError, match="actuations=-1.0 is not allowed"):
         restored.load_state_dict({**saved, "actuations": [[1.0, -1.0]]})
+    for field, bad, message in [
+        ("wander", -1.0, "wander=-1.0 is not allowed"),
+        ("late_now", "x", "late_now='x' is not allowed"),
+        ("late_since", float("nan"), "late_since=nan is not allowed"),
+        ("lates", [[1.0, 2.0, 3.0]], "lates"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            restored.load_state_dict({**saved, field: bad})
+    assert restored.state_dict() == scaler.state_dict()
+    # A state from before them loads as none measured: no wander, no late seconds counted.
+    later = {"wander", "late_since", "late_now", "lates"}
+    earlier = {key: value for key, value in saved.items() if key not in later}
+    restored.load_state_dict(earlier)
+    state = restored.state_dict()
+    assert (state["wander"], state["late_since"], state["late_now"], state["lates"]) == (
+        0.0,
+        None,
+        0.0,
+        [],
+    )
 
 
 def test_a_state_saved_before_the_cost_model_loads_and_keeps_deciding() -> None:

@@ -1,10 +1,16 @@
-"""scaling.watch and scaling.measure: actuation delays and restarts learnt from the reports."""
+"""scaling.watch and scaling.measure: actuation delays, restarts and an operation's late seconds
+learnt from the reports; the level's wander."""
 
 from __future__ import annotations
 
 import json
+import math
+import random
 
-from scaling.measure import CAP, HISTORY, MAX_AGE, estimate, recorded, restarting
+import pytest
+
+from scaling.cost import AFTER
+from scaling.measure import CAP, HISTORY, MAX_AGE, estimate, recorded, restarting, wandered
 from scaling.watch import Watch
 
 
@@ -134,3 +140,75 @@ def test_the_watch_state_round_trips_through_json() -> None:
     assert restored.state_dict() == watch.state_dict()
     assert restored.restart(20.0, 20.0) == watch.restart(20.0, 20.0) == 3.0
     assert restored.landing(20.0) == watch.landing(20.0) == 11.0
+
+
+def landed_at(t: float) -> Watch:
+    """A Watch whose decision of 9 (8 running) landed between ``t - 1`` and ``t``."""
+    watch = decided_at(t - 10.0, 8, 9)
+    watch.seen(t, 9, 9, last_t=t - 1.0)
+    return watch
+
+
+def test_an_operation_s_late_seconds_are_counted_from_its_landing() -> None:
+    watch = landed_at(100.0)
+    assert watch.operation_late(100.0, prior=3.0) == 3.0  # none measured: the prior
+    # 9 operators of 50/s: a backlog over 4,500 is over a 10 s latency.
+    for t, backlog in [(101.0, 6000.0), (102.0, 5000.0), (103.0, 4000.0), (104.0, 100.0)]:
+        watch.lateness(t, 9, 50.0, backlog, latency=10.0, prior=2.0)
+    # Landed between 99 and 100, dated 100: late at 101 and 102, under the latency at 103,
+    # after the planned restart (2 s): recorded then.
+    assert watch.state_dict()["lates"] == [[103.0, 2.0]]
+    assert watch.operation_late(104.0, prior=3.0) == 2.0
+    watch.lateness(105.0, 9, 50.0, 9000.0, latency=10.0, prior=2.0)  # no operation under way
+    assert watch.state_dict()["lates"] == [[103.0, 2.0]]
+
+
+def test_a_restart_under_way_delays_every_record_by_what_is_left_of_it() -> None:
+    watch = landed_at(0.0)
+    # Nothing processed with 100 waiting: restarting. 100 records at 450/s wait 0.2 s, but the
+    # restart planned (25 s) is not over: the rest of it delays them too.
+    for t in range(1, 31):
+        processed = 0.0 if t < 25 else 450.0
+        watch.measure(float(t), 9, 9, 50.0, backlog=100.0, processed=processed)
+        watch.lateness(float(t), 9, 50.0, 100.0, latency=10.0, prior=25.0)
+    # Landed between -1 and 0: the restart is dated -1, the earliest, and the late seconds 0,
+    # the latest (either way the longer). 0.2 s in the queue and at least 9.8 s of the planned
+    # 25 left from t = 1 to 15 (15 samples); processing from 25 on, the restart is recorded (25
+    # s); once it is over, the late seconds (t = 26).
+    assert watch.state_dict()["restarts"] == [[25.0, 25.0]]
+    assert watch.state_dict()["lates"] == [[26.0, 15.0]]
+
+
+def test_an_operation_late_for_ever_is_recorded_at_the_cap() -> None:
+    watch = landed_at(0.0)
+    for t in (100.0, 500.0, 899.0):
+        watch.lateness(t, 9, 50.0, 1e9, latency=10.0, prior=8.0, interval=100.0)
+    assert watch.state_dict()["lates"] == []
+    watch.lateness(901.0, 9, 50.0, 1e9, latency=10.0, prior=8.0, interval=2.0)
+    assert watch.state_dict()["lates"] == [[901.0, 300.0]]
+    # None running with records waiting: late; with none waiting: not.
+    idle = landed_at(0.0)
+    idle.lateness(20.0, 0, 50.0, 1.0, latency=10.0, prior=8.0)
+    idle.lateness(21.0, 0, 50.0, 0.0, latency=10.0, prior=8.0)
+    assert idle.state_dict()["lates"] == [[21.0, 1.0]]
+
+
+def test_a_count_nobody_decided_counts_no_late_seconds() -> None:
+    watch = decided_at(0.0, 4, 5)
+    watch.seen(10.0, 7, 5, last_t=9.0)  # a manual change to 7
+    watch.lateness(11.0, 7, 50.0, 1e6, latency=10.0, prior=8.0)
+    assert watch.state_dict()["late_since"] is None and watch.state_dict()["late_now"] == 0.0
+
+
+def test_the_wander_is_the_level_s_variance_rate_whatever_the_sampling() -> None:
+    # A level that walks by 5 (records/s)^2 per second, sampled every 0.5, 2 or 10 s: the
+    # exponential mean over AFTER of step^2 / elapsed settles about 5 (within 15 % on 20,000 s).
+    rng = random.Random(7)
+    for every in (0.5, 2.0, 10.0):
+        wander, seen = 0.0, []
+        for index in range(int(20_000 / every)):
+            wander = wandered(wander, rng.gauss(0.0, math.sqrt(5.0 * every)), every)
+            if index * every > 2 * AFTER:
+                seen.append(wander)
+        assert sum(seen) / len(seen) == pytest.approx(5.0, rel=0.15)
+    assert wandered(3.0, 1e6, 5e-324) == 3.0  # no weight: nothing to take (no overflow)
