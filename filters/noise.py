@@ -154,10 +154,14 @@ def _median_distance(ordered: list[float], centre: float) -> float:
     """
     size = len(ordered)
     half = size // 2
+    # below(i) and above(half - 1 - i) read ordered[last_below - i] and ordered[last_above - i]:
+    # worked out once, not at each of the bisection's steps (1.2 K of an update's 16 K
+    # instructions; issue 32).
+    last_below, last_above = half - 1, 2 * half - 1
     low, high = 0, half
     while low < high:
         taken = (low + high) // 2
-        if centre - ordered[half - 1 - taken] <= ordered[2 * half - 1 - taken] - centre:
+        if centre - ordered[last_below - taken] <= ordered[last_above - taken] - centre:
             low = taken + 1
         else:
             high = taken

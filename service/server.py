@@ -1,12 +1,18 @@
 """Running the app under uvicorn, with the limits uvicorn leaves open.
 
+The HTTP/1.1 parser is uvicorn's httptools protocol (llhttp, in C), not its h11 one (pure
+Python): h11 parsed each request in about as many instructions as json and pydantic spent on a
+100-sample body (docs/benchmarks.md, issue 32 session 19).
+
 uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but has no limit on how long
 a client may take to send a request's headers: a client that opens connections and sends a few
-bytes of headers now and then holds them open forever (slowloris). ``HeaderTimeoutProtocol``
-closes a connection whose request headers are not complete ``header_timeout`` seconds after the
+bytes of headers now and then holds them open forever (slowloris). ``BoundedProtocol`` closes a
+connection whose request headers are not complete ``header_timeout`` seconds after the
 connection opened or its previous response ended, and one whose request body is not complete
 ``body_timeout`` seconds after its headers were (issue 32: 4,000 connections sending a byte of
-body every 2 s were all held).
+body every 2 s were all held). httptools, unlike h11, also keeps whatever a request's head
+grows to until it ends: ``BoundedProtocol`` answers 400 to a request line and headers larger
+than h11's bound, ``max_head`` bytes.
 
 ``serve(app, settings)`` is what ``steadyscale serve`` runs.
 """
@@ -17,50 +23,69 @@ import asyncio
 import socket
 from typing import Any
 
-import h11
 import uvicorn
 from fastapi import FastAPI
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service.settings import Settings
 
-# The client's states while no request of it has begun: before the first, or after the last.
-_WAITING = (h11.IDLE, h11.DONE)
 
-
-class HeaderTimeoutProtocol(H11Protocol):
-    """uvicorn's h11 protocol, closing connections that do not finish sending a request's
-    headers within ``header_timeout`` seconds, or its body within ``body_timeout`` seconds of
-    its headers."""
+class BoundedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, closing connections that do not finish sending a
+    request's headers within ``header_timeout`` seconds, or its body within ``body_timeout``
+    seconds of its headers, and refusing a request whose line and headers pass ``max_head``
+    bytes."""
 
     header_timeout = 10.0
     body_timeout = 20.0
+    # h11's bound on an incomplete request head (h11.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE), what
+    # the service took before httptools. Counted per read, so a head is refused once it passes
+    # this by at most one read (asyncio reads 256 KiB at most).
+    max_head = 16 * 1024
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
+        # Where the client is: between requests or in a request's head (``_in_head``), or in
+        # its body (``_in_body``); neither while a request waits for its answer.
+        self._in_head = True
+        self._in_body = False
+        self._head_bytes = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm_header_timer()
 
     def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_bytes += len(data)
         super().data_received(data)
-        state = self.conn.their_state
-        if state is not h11.IDLE:
-            # The request line and headers are in.
-            self._disarm_header_timer()
-        if state is h11.SEND_BODY:
+        if self._in_head and self._head_bytes > self.max_head and not self.transport.is_closing():
+            self.send_400_response("Request line and headers too large.")
+            return
+        if self._in_body:
             if self._body_timer is None:
                 self._body_timer = self.loop.call_later(self.body_timeout, self._body_too_slow)
         else:
             self._disarm_body_timer()
 
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._in_body = True
+        self._head_bytes = 0
+        self._disarm_header_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._in_body = False
+        self._in_head = True
+        super().on_message_complete()
+
     def on_response_complete(self) -> None:
         self._disarm_body_timer()
         super().on_response_complete()
-        if not self.transport.is_closing() and self.conn.their_state in _WAITING:
+        if not self.transport.is_closing() and self._in_head:
             self._arm_header_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -84,12 +109,12 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def _body_too_slow(self) -> None:
         self._body_timer = None
-        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+        if self._in_body and not self.transport.is_closing():
             self.transport.close()
 
     def _headers_too_slow(self) -> None:
         self._header_timer = None
-        if self.conn.their_state in _WAITING and not self.transport.is_closing():
+        if self._in_head and not self.transport.is_closing():
             self.transport.close()
 
 
@@ -105,7 +130,7 @@ def serve(app: FastAPI, settings: Settings, *, log_level: str = "info") -> None:
         listen(settings.host, settings.grpc_port, "--grpc-port, STEADYSCALE_GRPC_PORT").close()
     sock = listen(settings.host, settings.port, "--port, STEADYSCALE_PORT")
     timeouts = {"header_timeout": settings.header_timeout, "body_timeout": settings.body_timeout}
-    protocol = type("HeaderTimeout", (HeaderTimeoutProtocol,), timeouts)
+    protocol = type("Bounded", (BoundedProtocol,), timeouts)
     config = uvicorn.Config(
         app, log_level=log_level, http=protocol, timeout_keep_alive=5, lifespan="on"
     )

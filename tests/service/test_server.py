@@ -292,6 +292,36 @@ def test_connections_that_never_finish_their_headers_or_bodies_are_closed(
         server.stop()
 
 
+def test_a_request_head_that_never_ends_is_refused_without_being_kept(tmp_path: Path) -> None:
+    """httptools keeps a request's line and headers however long they grow (h11 refused them
+    past 16 KiB): a header that goes on for 64 MiB is answered 400 and cut off well before,
+    and the server's memory does not grow by it."""
+    server = Server(tmp_path / "data")
+    try:
+        rss = Path(f"/proc/{server.process.pid}/status")
+
+        def resident_mib() -> float:
+            return int(rss.read_text().split("VmRSS:")[1].split()[0]) / 1024
+
+        before = resident_mib()
+        endless = socket.create_connection(("127.0.0.1", server.port))
+        endless.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Endless: ")
+        sent = 0
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            while sent < 64 << 20:
+                endless.sendall(b"a" * (64 << 10))
+                sent += 64 << 10
+        assert sent < 64 << 20, "the server took 64 MiB of one header"
+        with contextlib.suppress(ConnectionResetError):  # the 400 may be lost to the reset
+            answer = endless.recv(4096)
+            assert answer == b"" or answer.startswith(b"HTTP/1.1 400")
+        endless.close()
+        assert resident_mib() - before < 16
+        assert healthz_seconds(server.url, 2) < 1.0
+    finally:
+        server.stop()
+
+
 def _small_disk() -> None:
     """In the server process: files may not grow past 512 KiB (a full disk, as SQLite sees
     it), and the kernel's SIGXFSZ is ignored so that writes fail instead of killing it."""
