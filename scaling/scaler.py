@@ -166,10 +166,9 @@ class Scaler:
         if backlog is None:
             operators, code, reason, explain = self._threshold(filtered, spread, previous, t)
         else:
-            capacity = self.policy.capacity
-            watch, interval = self.watch, self._interval
+            policy, watch, interval = self.policy, self.watch, self._interval
+            capacity = policy.capacity
             watch.measure(t, previous, decided, capacity, float(backlog), processed, interval)
-            policy = self.policy
             watch.lateness(
                 t, previous, capacity, float(backlog), policy.latency, policy.restart, interval
             )
