@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from benchmarks.calibration import KINDS, cell_tally, table
 from benchmarks.trace_decision import Traced
@@ -27,6 +28,20 @@ def test_every_priced_decision_is_tallied_once_by_what_its_window_holds() -> Non
     assert np.all(tally[:, 1] <= tally[:, 0] * horizon)
     assert np.all(tally[:, 2] <= tally[:, 0] * horizon)
     assert np.all(tally >= 0.0)
+    # Expected: the chosen count's late seconds and its correction's (chance x the late seconds
+    # an operation brings), for the share of its horizon inside the run.
+    times, step = result.timeline["t"], float(result.timeline["t"][1] - result.timeline["t"][0])
+    expected, corrections = 0.0, 0.0
+    for d in priced:
+        record: dict = d.explain  # type: ignore[assignment]
+        row = next(r for r in record["candidates"] if r["operators"] == d.operators)
+        start = int(np.searchsorted(times, d.t))
+        stop = min(int(np.searchsorted(times, d.t + record["horizon"])), len(times))
+        share = (stop - start) * step / record["horizon"]
+        correction = row["correction"] * record["inputs"]["operation_late"]
+        expected += (row["late_seconds"] + correction) * share
+        corrections += correction * share
+    assert tally[:, 1].sum() == pytest.approx(expected) and corrections > 0.0
 
 
 def test_the_table_gives_means_per_window_and_their_ratio() -> None:
