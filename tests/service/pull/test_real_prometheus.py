@@ -248,10 +248,12 @@ def test_two_replicas_on_postgresql_poll_once_and_take_over(
         times = [decision["t"] for decision in after]
         assert times == sorted(set(times))
         gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
-        # Every evaluation time once: consecutive, but across the kill, where the owner's
-        # lease had to pass first, at most two intervals apart.
-        assert all(gap == interval for gap in gaps if gap != 2 * interval)
-        assert gaps.count(2 * interval) <= 1
+        # Every evaluation time once: consecutive, but across the kill one gap, where the
+        # owner's lease had to pass first. The takeover polls at most two intervals after the
+        # dead owner's last poll; if it was killed during that poll (lease renewed, sample not
+        # yet stored), the poll stored nothing, so three after the last stored sample.
+        takeover = [gap for gap in gaps if gap != interval]
+        assert len(takeover) <= 1 and set(takeover) <= {2 * interval, 3 * interval}, gaps
         for decision in after:
             assert decision["volume"] == prometheus.value("sum(pull_test_volume)", decision["t"])
     finally:
