@@ -13,8 +13,11 @@ horizon, :math:`H = D + P + T` with :math:`T` = ``AFTER``:
           + p_{\\text{operation}} [n \\ne n_0] + C(n)
 
 where :math:`S_H` (the terminal term) is the late seconds the mean backlog left at :math:`H`
-still costs while the count drains it. :math:`\\Pr[\\text{late at } t]` is Harrison's law of a
-reflected Brownian motion with drift :math:`m = \\lambda - C` started at :math:`q`:
+still costs while the count drains it at its spare capacity, for up to ``AFTER`` seconds, and
+then, for what is left, the seconds it takes at the count's capacity (after a later operation:
+a lower bound, so that a count further behind always costs more).
+:math:`\\Pr[\\text{late at } t]` is Harrison's law of a reflected Brownian motion with drift
+:math:`m = \\lambda - C` started at :math:`q`:
 
 .. math:: \\Pr[Q_t > x] = \\bar\\Phi\\Big(\\frac{x - q - m t}{s_t}\\Big)
           + e^{2 m x / \\sigma^2}\\,\\Phi\\Big(\\frac{-x - q - m t}{s_t}\\Big)
@@ -184,7 +187,7 @@ class Pricer:
     ...                backlog=0.0, running=8, landing=0.0, restart=8.0)
     >>> pricer = Pricer(calm, prices)
     >>> [round(pricer.terms(n).total) for n in (7, 8, 9)]  # 7 falls behind; 9 costs an operator
-    [31332, 2464, 2802]
+    [33838, 2464, 2802]
     >>> wandering = Pricer(dataclasses.replace(calm, wander=20.0), prices)  # ±77/s within AFTER
     >>> [round(wandering.terms(n).correction, 2) for n in (7, 8, 9)]  # a later operation's odds
     [1.0, 0.8, 0.37]
@@ -315,11 +318,18 @@ class Pricer:
             operation = prices.operation
         if late > self.horizon:  # min(late, horizon)
             late = self.horizon
-        # The backlog left at the horizon, drained at the spare capacity after it (<= AFTER s).
+        # The backlog left at the horizon: drained at the spare capacity after it, late
+        # meanwhile, for up to AFTER s; what is left then waits for a later operation, and is
+        # served no faster than at this count's capacity (one operator's for none). A lower
+        # bound, never a cap: of two counts that cannot keep up, the one further behind costs
+        # more (capped, every count under the bounds cost the same, and the fewest won).
         over = left - prices.latency * final
         if over > 0.0:
             spare = final - self._final_rate
-            late += min(over / spare, AFTER) if spare > 0.0 else AFTER
+            if spare > 0.0 and over <= spare * AFTER:
+                late += over / spare
+            else:
+                late += AFTER + (over - spare * AFTER) / max(final, prices.capacity)
         operator_cost = prices.operator * operator_seconds
         late_cost = prices.late * late
         gap = final - self._final_rate

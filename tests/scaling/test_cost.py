@@ -134,15 +134,20 @@ def test_the_terminal_term_prices_the_backlog_left_at_the_horizon() -> None:
     )  # fmt: skip
     late = expected_costs(draining, prices, np.array([12])).late_seconds[0]
     assert late == pytest.approx(AFTER + 140.0, abs=0.01)
-    # More backlog left: capped at AFTER more. Short of the level (no spare): AFTER more.
+    # More backlog left: 22,800 over the latency's at the horizon, 6,000 drained in AFTER s
+    # after it (late throughout), and the 16,800 still left then take at least 140 s at the
+    # count's 120/s: never a cap, so that a count further behind always costs more.
     deeper = dataclasses.replace(draining, backlog=30_000.0)
     assert expected_costs(deeper, prices, np.array([12])).late_seconds[0] == pytest.approx(
-        2 * AFTER, abs=0.01
+        2 * AFTER + 140.0, abs=0.01
     )
+    # Short of the level (90/s against 100/s): 13,000 - 900 over at the horizon, 3,000 more
+    # after AFTER s, served at 90/s. Fewer operators, further behind, later.
     short = dataclasses.replace(draining, running=9)
-    assert expected_costs(short, prices, np.array([9])).late_seconds[0] == pytest.approx(
-        2 * AFTER, abs=0.01
-    )
+    behind = expected_costs(short, prices, np.array([9])).late_seconds[0]
+    assert behind == pytest.approx(2 * AFTER + (12_100.0 + 3_000.0) / 90.0, abs=0.01)
+    shorter = dataclasses.replace(draining, running=6)
+    assert expected_costs(shorter, prices, np.array([6])).late_seconds[0] > behind + 100.0
     # A backlog drained within the horizon leaves nothing to price.
     light = dataclasses.replace(draining, backlog=3000.0)
     assert expected_costs(light, prices, np.array([12])).late_seconds[0] < AFTER
@@ -199,7 +204,6 @@ def test_costs_are_finite_at_the_edges() -> None:
     ):
         costs = expected_costs(outlook, PRICES, np.array([0, 1, 8, 1000]))
         assert np.all(np.isfinite(costs.total)) and np.all(costs.late_seconds >= 0.0)
-        assert np.all(costs.late_seconds <= costs.horizon + AFTER + 1e-6)
 
 
 def arrived(outlook: Outlook, t: float, ahead: float) -> float:
@@ -269,7 +273,9 @@ def plain_terms(outlook: Outlook, prices: Prices, operators: int) -> tuple[float
     over = left - latency * final
     if over > 0.0:
         spare = final - rate(outlook, horizon, ahead)
-        late += min(over / spare, AFTER) if spare > 0.0 else AFTER
+        drained = min(over / spare, AFTER) if spare > 0.0 else AFTER
+        still = over - spare * drained  # what AFTER s at the spare capacity leave
+        late += drained + (still / max(final, c) if drained == AFTER else 0.0)
     operator_cost, late_cost = prices.operator * operator_seconds, prices.late * late
     # A later operation corrects the count when the level crosses its capacity within AFTER.
     gap = final - rate(outlook, horizon, ahead)

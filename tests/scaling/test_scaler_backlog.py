@@ -88,6 +88,27 @@ def test_limited_by_bound_names_the_cheapest_count() -> None:
     assert_reason_is_true(raised)
 
 
+@pytest.mark.parametrize("step", [250.0, 400.0])
+def test_a_load_past_the_largest_count_gets_the_largest_count_at_once(step: float) -> None:
+    # 50/s on one executor of 100/s, then a step to 250/s (3 executors all but keep up, the
+    # level's slope says they may not) or 400/s (none of the allowed counts keeps up). Priced
+    # with the terminal term capped, every allowed count cost the same, and the fewest won:
+    # the running one, held while the backlog grew (found in session 20, on real Spark).
+    policy = ThresholdPolicy(capacity=100.0, min_operators=1, max_operators=3)
+    scaler = Scaler(make_filter("moving_median", w=3), policy, operators=1)
+    t, decisions = 0.0, []
+    while t < 60.0:
+        volume = 50.0 if t < 40.0 else step
+        decisions.append(scaler.observe(volume, t, backlog=0.0, running=scaler.operators))
+        t += 1.4
+    after = [d for d in decisions if d.t >= 40.0]
+    seen = next(i for i, d in enumerate(after) if d.filtered == step)  # the median moved
+    assert after[seen].operators == 3 and after[seen].code == "LimitedByBound"
+    assert all(d.operators == 3 for d in after[seen:])
+    rows = cost_rows(after[seen])
+    assert rows[2]["late_seconds"] > rows[3]["late_seconds"] + 100.0  # further behind, later
+
+
 def test_limited_by_guard_with_a_cooldown() -> None:
     guards = [make_guard("cooldown", up=60.0)]
     scaler = Scaler(make_filter("raw"), POLICY, guards, operators=8)

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from scaling.spark import ScalingListener, SparkExecutorAdaptor, autoscale
-from scaling.spark.deciders import LocalDecider
+from scaling.spark.deciders import LocalDecider, Sample
 from simulator.spark.stream_source import VolumeSource
 from tests.spark_cluster import local_cluster, wait_for
 
@@ -56,6 +56,26 @@ def _start_query(
         .trigger(processingTime="1 second")
         .start()
     )
+
+
+class _Recorded:
+    """A ``LocalDecider`` that keeps every sample with the decision after it, so that a failed
+    assertion prints what the Scaler saw (a rare failure must be readable from the CI log)."""
+
+    def __init__(self, decider: LocalDecider) -> None:
+        self.decider = decider
+        self.seen: list[str] = []
+
+    def decide(self, samples: list[Sample]) -> int:
+        for sample in samples:
+            wanted = self.decider.decide([sample])
+            last = self.decider.last
+            reason = last.reason[:60] if last is not None else ""
+            self.seen.append(f"{sample} -> {wanted} ({reason})")
+        return self.decider.scaler.operators
+
+    def __str__(self) -> str:
+        return "\n".join(self.seen[-40:])
 
 
 @contextmanager
@@ -122,11 +142,20 @@ def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
     control = tmp_path / "rate"
     _set_rate(control, 50.0)
     spec = {
-        # A median of 3 triggers: one late trigger (a doubled rate for a second) moves nothing.
-        "filter": {"name": "moving_median", "w": 3},
-        "policy": {"capacity": 100.0, "min_operators": 1, "max_operators": 3},
-    }
+        # A median of 5 triggers: two odd triggers in a row (a late one reads a doubled rate,
+        # a fresh executor's first ones less) move nothing.
+        "filter": {"name": "moving_median", "w": 5},
+        # A late second priced at 10 operator-seconds, not the default 1,000: at 1,000 the
+        # model holds 2 or 3 executors for minutes after the rate falls (a step of 200 rows/s
+        # says the rate wanders; it hedges against its return, as the HPA's 300 s
+        # stabilisation window would), and this test is about following the decisions.
+        "policy": {
+            "capacity": 100.0, "min_operators": 1, "max_operators": 3, "late_price": 10.0
+        },
+    }  # fmt: skip
     listener = autoscale(cluster, spec, query="volume")  # what the README tells users
+    assert isinstance(listener.decider, LocalDecider)
+    recorded = listener.decider = _Recorded(listener.decider)  # type: ignore[assignment]
     adaptor = listener.executors
     query = _start_query(cluster, "volume", control, tmp_path)
     with _stopped_after(cluster, listener, query):
@@ -138,23 +167,21 @@ def test_executors_follow_the_volume_up_and_down_and_no_row_is_lost(
         _set_rate(control, 250.0)  # needs ceil(250 / 100) = 3 executors
         # The listener records its target once resize() returns, and current() drops the
         # executors being removed as soon as resize() starts removing them: wait for both.
-        assert wait_for(lambda: adaptor.current() == listener.target == 3, timeout=90.0), list(
-            listener.errors
-        )
+        up = wait_for(lambda: adaptor.current() == listener.target == 3, timeout=90.0)
+        assert up, f"{list(listener.errors)}\n{recorded}"
 
         _set_rate(control, 50.0)
-        assert wait_for(lambda: adaptor.current() == listener.target == 1, timeout=60.0), list(
-            listener.errors
-        )
+        down = wait_for(lambda: adaptor.current() == listener.target == 1, timeout=60.0)
+        assert down, f"{list(listener.errors)}\n{recorded}"
         assert wait_for(lambda: (query.lastProgress or {}).get("batchId", 0) > 0, 10.0)
         assert query.isActive and query.exception() is None
 
     assert not listener.errors
     counts = [count for _, count in listener.targets]
     peak = counts.index(3)  # up to 3, then down to 1, each way without turning back
-    assert counts[0] == 1 and counts[-1] == 1
-    assert counts[: peak + 1] == sorted(counts[: peak + 1])
-    assert counts[peak:] == sorted(counts[peak:], reverse=True)
+    assert counts[0] == 1 and counts[-1] == 1, f"{counts}\n{recorded}"
+    assert counts[: peak + 1] == sorted(counts[: peak + 1]), f"{counts}\n{recorded}"
+    assert counts[peak:] == sorted(counts[peak:], reverse=True), f"{counts}\n{recorded}"
     _check_written(cluster, query, tmp_path)  # every id once, none missing
 
 
