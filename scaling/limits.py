@@ -22,11 +22,31 @@ def through_guards(
     spread: float | None,
     reasons: list[str],
     every: bool,
-) -> tuple[int, Given]:
+    landing: int | None = None,
+) -> tuple[int, Given, int]:
     """``target`` through ``guards`` in order (``every``: also those deciding from the filter's
-    spread, which a cost-model decision prices itself), what each said in ``reasons``, and what
-    each was given (for ``within_bounds`` to tell them what happened)."""
+    spread, which a cost-model decision prices itself), what each said in ``reasons``, what
+    each was given, and the count the outcome is from (for ``within_bounds`` to tell them).
+
+    ``landing`` is the count decided earlier and not running yet, if any. A target equal to it
+    is that operation confirmed, not a new one: it was guarded when decided, so no guard is
+    asked again (judged against the ``previous`` count still running, a cooldown would cancel
+    the scale-down it had just let through), and each is told of it as no change from
+    ``landing`` (a stabilisation window still hears the recommendation, a cooldown no new
+    operation).
+
+    >>> from scaling.guards import make_guard
+    >>> cooldown, policy = [make_guard("cooldown", down=60.0)], ThresholdPolicy(capacity=50.0)
+    >>> cooldown[0].record(3, 1, 0.0, target=1)  # 3 -> 1 decided at t = 0
+    >>> through_guards(cooldown, 1, 3, 50.0, 1.0, policy, None, [], True, landing=1)[::2]
+    (1, 1)
+    >>> through_guards(cooldown, 1, 3, 50.0, 1.0, policy, None, [], True)[::2]  # as if new
+    (3, 3)
+    """
     given: Given = []
+    if landing is not None and target == landing != previous:
+        given = [(guard, target) for guard in guards if every or not guard.needs_spread]
+        return target, given, landing
     # What each guard is told besides the target, the same for all: built once, by the tuple's
     # own constructor, which the NamedTuple's generated __new__ only calls (1.5 K of a
     # decision's instructions; issue 32).
@@ -38,7 +58,7 @@ def through_guards(
         target, reason = guard.decide(target, now)
         if reason is not None:
             reasons.append(reason)
-    return target, given
+    return target, given, previous
 
 
 def within_bounds(

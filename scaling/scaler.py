@@ -221,18 +221,20 @@ class Scaler:
         needed = policy.needed(filtered)
         relation = ">" if needed > previous else "<" if needed < previous else "="
         reasons = [f"filtered {filtered:.1f} needs {needed} {relation} {previous}"]
-        target, given = through_guards(
-            self.guards, needed, previous, filtered, t, policy, spread, reasons, every=True
+        landing = self._operators if self.watch.decided_at is not None else None
+        target, given, since = through_guards(
+            self.guards, needed, previous, filtered, t, policy, spread, reasons, True, landing
         )
         explain = {
             "model": "threshold",
             "inputs": {"filtered": filtered, "spread": spread},
             "needed": needed,
         }
-        operators = within_bounds(policy, target, previous, t, reasons, given)
+        operators = within_bounds(policy, target, since, t, reasons, given)
         unbounded = math.ceil(filtered / policy.capacity - ROUNDING_TOLERANCE)
         bounded = operators != target or needed != unbounded
-        code = reason_code(operators, previous, False, needed, target != needed, bounded)
+        pending = operators == landing != previous
+        code = reason_code(operators, previous, pending, needed, target != needed, bounded)
         return operators, code, "; ".join(reasons), explain
 
     def _cost(
@@ -273,7 +275,7 @@ class Scaler:
         if choice.unbounded != choice.operators:
             bound = "max_operators" if choice.unbounded > choice.operators else "min_operators"
             reasons.append(f"{choice.unbounded} is cheapest, limited by {bound}")
-        target, given = through_guards(
+        target, given, since = through_guards(
             self.guards,
             choice.operators,
             previous,
@@ -283,8 +285,9 @@ class Scaler:
             spread,
             reasons,
             every=False,
+            landing=decided if self.watch.decided_at is not None else None,
         )
-        operators = within_bounds(policy, target, previous, t, reasons, given)
+        operators = within_bounds(policy, target, since, t, reasons, given)
         bounded = operators != target or choice.unbounded != choice.operators
         pending = self.watch.decided_at is not None and operators == decided != previous
         guarded = target != choice.operators

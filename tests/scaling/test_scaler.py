@@ -250,6 +250,34 @@ def test_decisions_reason_from_the_count_actually_running() -> None:
     assert "held by cooldown" in held.reason
 
 
+@pytest.mark.parametrize("backlog", [None, 0.0])
+def test_a_guarded_operation_is_not_undone_while_it_lands(backlog: float | None) -> None:
+    # Found in session 20: with the running count reported, a scale-down the cooldown let
+    # through was judged again at the next sample against the count still running, as a new
+    # scale-down within the cooldown, and the target went back: 1, 3, 3, ... while the
+    # executors being removed still ran (an adaptor would have added them back).
+    cooldown, window = make_guard("cooldown", down=60.0), make_guard("stabilization", window=9.0)
+    policy = ThresholdPolicy(capacity=100.0, max_operators=5, restart=0.0)
+    scaler = Scaler(make_filter("raw"), policy, [cooldown, window], operators=3)
+    volume = 100.0 if backlog is None else 60.0
+    decisions = [
+        scaler.observe(volume, float(t), backlog=backlog, running=3 if t < 5 else 1)
+        for t in range(8)
+    ]
+    assert decisions[0].operators == 1 and decisions[0].code == "ScaledDown"
+    assert [d.operators for d in decisions] == [1] * 8
+    assert [d.code for d in decisions[1:5]] == ["WaitingToLand"] * 4
+    assert all("cooldown" not in d.reason for d in decisions)
+    # The operation was told to the guards once: the cooldown dates it at t = 0; the window
+    # heard every recommendation, the last at t = 7.
+    assert cooldown.state_dict()["state"]["_last_down"] == 0.0
+    assert window.state_dict()["state"]["_recent"][-1] == [7.0, 1]
+    # A new operation within the cooldown is still held: up is free, down is not.
+    assert scaler.observe(250.0, 8.0, backlog=backlog, running=1).operators == 3
+    held = scaler.observe(volume, 9.0, backlog=backlog, running=3)
+    assert held.operators == 3 and "held by cooldown" in held.reason
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
