@@ -53,6 +53,16 @@ from scaling.spark.executors import Executors
 
 logger = logging.getLogger(__name__)
 
+# Seconds an executor operation is planned to stop the query, where a spec does not state
+# ``restart``, until the Scaler has measured one: none. Spark adds and removes executors while
+# the query runs (a removed executor's tasks are retried elsewhere: one slower micro-batch,
+# docs/spark.md). What a job does show (a PySpark executor's first task starts its Python
+# worker, and its batch waits 10-40 s: docs/benchmarks.md, issue 31) the Scaler measures from
+# the processed rate after the first operation. With the policy's default (20 s, for restarts
+# that stop a job), every operation looked 10 s late before any was made, and the executors a
+# job started with were held for good (session 20, examples/spark_autoscale.py).
+EXECUTOR_RESTART = 0.0
+
 
 class ScalingListener(StreamingQueryListener):
     """Feeds one streaming query's progress to ``decider`` and applies its decisions.
@@ -328,10 +338,13 @@ def autoscale(
     Local mode: ``scaler`` is a ``Scaler`` or its spec (built starting from the executors
     running now); executor bounds come from its policy's ``min_operators`` / ``max_operators``.
     Remote mode: ``service`` (URL) and ``stream`` (id); ``scaler`` may then be a spec to create
-    the stream with; bounds from ``min_executors`` / ``max_executors``.
+    the stream with; bounds from ``min_executors`` / ``max_executors``. A spec whose policy
+    does not state ``restart`` gets ``EXECUTOR_RESTART``; a ``Scaler`` is used as built.
     """
     from scaling.spark.adaptor import SparkExecutorAdaptor
 
+    if isinstance(scaler, Mapping):
+        scaler = executor_spec(scaler)
     decider: Decider
     if service is not None:
         if stream is None:
@@ -354,3 +367,18 @@ def autoscale(
     listener = ScalingListener(decider, adaptor, query)
     spark.streams.addListener(listener)
     return listener
+
+
+def executor_spec(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``spec`` with ``EXECUTOR_RESTART`` as its policy's ``restart`` where it states none
+    (anything else is left to ``Scaler.from_spec`` to check).
+
+    >>> executor_spec({"policy": {"capacity": 100.0}})["policy"]
+    {'capacity': 100.0, 'restart': 0.0}
+    >>> executor_spec({"policy": {"capacity": 100.0, "restart": 30.0}})["policy"]["restart"]
+    30.0
+    """
+    policy = spec.get("policy")
+    if not isinstance(policy, Mapping) or "restart" in policy:
+        return spec
+    return {**spec, "policy": {**policy, "restart": EXECUTOR_RESTART}}
