@@ -60,7 +60,8 @@ logger = logging.getLogger(__name__)
 # worker, and its batch waits 10-40 s: docs/benchmarks.md, issue 31) the Scaler measures from
 # the processed rate after the first operation. With the policy's default (20 s, for restarts
 # that stop a job), every operation looked 10 s late before any was made, and the executors a
-# job started with were held for good (session 20, examples/spark_autoscale.py).
+# job started with were held for good (session 20, examples/spark_autoscale.py). Not free:
+# on a steep rise it adds executors one stall at a time (docs/benchmarks.md, real executors).
 EXECUTOR_RESTART = 0.0
 
 
