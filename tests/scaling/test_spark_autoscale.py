@@ -21,8 +21,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from scaling.spark import ScalingListener, SparkExecutorAdaptor, autoscale
+from scaling.spark.attach import EXECUTOR_RESTART
 from scaling.spark.deciders import LocalDecider, Sample
-from scaling.spark.listener import EXECUTOR_RESTART
 from simulator.spark.stream_source import VolumeSource
 from tests.spark_cluster import local_cluster, wait_for
 
