@@ -136,8 +136,10 @@ class Scaler:
         What the job reports beyond its volume is optional: ``backlog`` (records waiting:
         consumer lag, queue length), ``running`` (the operators actually running now: the
         decision and every guard reason from it instead of from the last decision, which may
-        not have been applied) and ``processed`` (records/s processed). Each is refused unless
-        finite and >= 0 (``running`` an integer), and nothing changes then. When the running
+        not have been applied; a decided count asked for again while it lands is the same
+        operation, not judged by the guards anew) and ``processed`` (records/s processed).
+        Each is refused unless finite and >= 0 (``running`` an integer), and nothing changes
+        then. When the running
         count becomes the decided one, the time since the decision is an actuation delay; from
         then, samples that processed under half of what the job could measure the restart
         (``scaling.measure.restarting``).
