@@ -139,10 +139,9 @@ class Scaler:
         not have been applied; a decided count asked for again while it lands is the same
         operation, not judged by the guards anew) and ``processed`` (records/s processed).
         Each is refused unless finite and >= 0 (``running`` an integer), and nothing changes
-        then. When the running
-        count becomes the decided one, the time since the decision is an actuation delay; from
-        then, samples that processed under half of what the job could measure the restart
-        (``scaling.measure.restarting``).
+        then. When the running count becomes the decided one, the time since the decision is
+        an actuation delay; from then, samples that processed under half of what the job could
+        measure the restart (``scaling.measure.restarting``).
         """
         # A float within range, as every sample the service passes, needs no further check.
         if type(volume) is not float or not 0.0 <= volume <= _LARGEST:
