@@ -276,6 +276,7 @@ class Scaler:
         if choice.unbounded != choice.operators:
             bound = "max_operators" if choice.unbounded > choice.operators else "min_operators"
             reasons.append(f"{choice.unbounded} is cheapest, limited by {bound}")
+        landing = decided if self.watch.decided_at is not None else None
         target, given, since = through_guards(
             self.guards,
             choice.operators,
@@ -286,11 +287,11 @@ class Scaler:
             spread,
             reasons,
             every=False,
-            landing=decided if self.watch.decided_at is not None else None,
+            landing=landing,
         )
         operators = within_bounds(policy, target, since, t, reasons, given)
         bounded = operators != target or choice.unbounded != choice.operators
-        pending = self.watch.decided_at is not None and operators == decided != previous
+        pending = operators == landing != previous
         guarded = target != choice.operators
         code = reason_code(operators, previous, pending, policy.needed(filtered), guarded, bounded)
         return operators, code, "; ".join(reasons), explain
