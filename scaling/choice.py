@@ -49,6 +49,7 @@ class Choice:
         """The inputs, prices and the cost terms of the count chosen and of one more and one
         fewer (those >= 0)."""
         outlook = self.pricer.outlook
+        down = outlook.restart_down
         rows = [
             self.pricer.terms(count).to_dict()
             for count in (self.operators - 1, self.operators, self.operators + 1)
@@ -64,6 +65,7 @@ class Choice:
             "running": outlook.running,
             "landing": outlook.landing,
             "restart": outlook.restart,
+            "restart_down": outlook.restart if down is None else down,
             "wander": outlook.wander,
             "operation_late": outlook.operation_late,
         }

@@ -6,7 +6,10 @@ is late when its queueing delay exceeds the latency :math:`L`, i.e. while the ba
 :math:`L n c`. An operation decided now lands after the actuation delay :math:`D` (the old count
 :math:`n_0` serves meanwhile), then stops processing for the restart :math:`P`, and the new count
 serves after it. Holding :math:`n_0` starts nothing. Each candidate count is priced over the same
-horizon, :math:`H = D + P + T` with :math:`T` = ``AFTER``:
+horizon, :math:`H = D + P + T` with :math:`T` = ``AFTER``. Where a scale-down's restart
+:math:`P_-` differs from a scale-up's (a PySpark executor removed stops nothing;
+``scaling.measure``), :math:`P` is the longer and a count below :math:`n_0` pauses for
+:math:`P_-`, then serves until :math:`H`:
 
 .. math:: \\text{cost}(n) = p_{\\text{op}} \\int_0^H n(t)\\,dt
           + p_{\\text{late}} \\Big(\\int_0^H \\Pr[\\text{late at } t]\\,dt + S_H\\Big)
@@ -103,13 +106,20 @@ class Outlook:
         Seconds until an operation decided now would land (the actuation delay, less the time a
         pending one has already waited).
     restart
-        Seconds an operation stops processing once it lands.
+        Seconds a scale-up stops processing once it lands (a scale-down too, unless
+        ``restart_down`` says otherwise).
     wander
         How fast the level's variance grows beyond its slope, (records/s)²/s
         (``scaling.measure.wandered``): how soon a count that serves it may not.
     operation_late
-        Late seconds an operation brings, measured from the job's own (``scaling.watch``);
-        ``None``: the restart's excess over the latency, ``max(restart - latency, 0)``.
+        Late seconds a scale-up brings, measured from the job's own (``scaling.watch``), which
+        is what a later correction of a count the level outgrows costs; ``None``: the
+        restart's excess over the latency, ``max(restart - latency, 0)``.
+    restart_down
+        Seconds a scale-down stops processing once it lands, where it differs from a
+        scale-up's ``restart`` (measured per direction: ``scaling.measure``); ``None``: the
+        same. Every count is still priced over one horizon, :math:`D + \\max(P, P_-) + T`: a
+        count whose restart is shorter serves longer after it.
     """
 
     level: float
@@ -123,6 +133,7 @@ class Outlook:
     restart: float
     wander: float = 0.0
     operation_late: float | None = None
+    restart_down: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,14 +209,10 @@ class Pricer:
         c, latency = prices.capacity, prices.latency
         self._variance = variance = max(outlook.variance, 1e-12 * c * c)
         landing, restart = outlook.landing, outlook.restart
-        ahead = landing + restart  # the level's slope is followed until then
-        self.horizon = ahead + AFTER
-        edges = [0.0, landing / 2.0, landing] if landing > 0.0 else [0.0]
-        lands = len(edges) - 1  # intervals before an operation lands
-        if restart > 0.0:
-            edges += (landing + restart / 2.0, ahead)
-        pauses = len(edges) - 1  # ... and before its restart ends
-        edges += [ahead + after for after in _AFTER_SECONDS]
+        down = restart if outlook.restart_down is None else outlook.restart_down
+        ahead = landing + restart  # the level's slope is followed until a scale-up could land
+        longest = max(restart, down)
+        self.horizon = landing + longest + AFTER
         # The arrival rate r(t) = level + g min(t, ahead) + excess e^(-t/E) and the records
         # arrived by t, its integral A(t), at the edges; at each interval's middle, with the
         # spread, in the one pass that builds the intervals (fewer lists: a decision builds a
@@ -213,64 +220,92 @@ class Pricer:
         level, slope, excess = outlook.level, max(outlook.slope, 0.0), outlook.excess
         bend, faded = ahead * ahead / 2.0, excess * EXCESS
         expm1, exp, sqrt = math.expm1, math.exp, math.sqrt
-        arrived = [
-            level * t
-            + slope * (t * t / 2.0 if t <= ahead else bend + ahead * (t - ahead))
-            + faded * -expm1(-t / EXCESS)
-            for t in edges
-        ]
-        self._by_landing, self._by_horizon = arrived[lands], arrived[-1]
-        self._final_rate = level + slope * ahead + excess * exp(-self.horizon / EXCESS)
-        held = outlook.running * c
-        self._found = max(outlook.backlog + self._by_landing - held * landing, 0.0)
         # The level's error is borne until a decision made once the filter knows the level
         # better could land: then a wrong count can be corrected, at an operation's cost.
         error2, known = outlook.level_error**2, ahead + EXCESS
-        # Holding, or before an operation lands, the running count serves from the backlog
-        # there is now (x = L n0 c); within the restart nothing is served and the pause left
-        # delays every record (x = (L - P_left) n c); after it the new count serves from the
-        # backlog the restart ends with (x = L n c).
-        backlog, base = outlook.backlog, self._found - self._by_landing
-        before: list[Span] = []
-        holding_spans: list[Span] = []
-        change_spans: list[Span] = []
-        self._holding, self._change = holding_spans, change_spans
-        low, start = 0.0, arrived[0]
-        for index, high in enumerate(edges[1:]):
-            end = arrived[index + 1]
-            middle = (low + high) / 2.0
-            fade = -middle / EXCESS
-            centre = (
-                level * middle
-                + slope
-                * (middle * middle / 2.0 if middle <= ahead else bend + ahead * (middle - ahead))
-                + faded * -expm1(fade)
+        backlog = outlook.backlog
+
+        def arrived(t: float) -> float:
+            return (
+                level * t
+                + slope * (t * t / 2.0 if t <= ahead else bend + ahead * (t - ahead))
+                + faded * -expm1(-t / EXCESS)
             )
-            # min(middle, ahead) and min(middle, known), without the calls
-            followed = ahead if ahead < middle else middle
-            rate = level + slope * followed + excess * exp(fade)
-            borne = known if known < middle else middle
-            spread = sqrt(variance * middle + error2 * borne**2) + 1e-9 * c
-            width = high - low
-            holding = (
-                width, latency, latency, backlog + start, low, backlog + end, high, spread, rate,
-                backlog + centre, middle,
-            )  # fmt: skip
-            if index < lands:
-                before.append(holding)
-            else:
-                holding_spans.append(holding)
-                if index < pauses:
-                    change_spans.append(
-                        (width, latency - ahead + low, latency - ahead + high, base + start,
-                         0.0, base + end, 0.0, spread, None, 0.0, 0.0)
-                    )  # fmt: skip
+
+        def intervals(pause: float) -> tuple[list[Span], list[Span], list[Span], list[float]]:
+            """The spans before an operation lands, holding's after, and an operation's whose
+            restart lasts ``pause`` s (then its count serves until the horizon); the records
+            arrived by each edge."""
+            edges = [0.0, landing / 2.0, landing] if landing > 0.0 else [0.0]
+            lands = len(edges) - 1  # intervals before an operation lands
+            restarted = landing + pause
+            if pause > 0.0:
+                edges += (landing + pause / 2.0, restarted)
+            pauses = len(edges) - 1  # ... and before its restart ends
+            serves = AFTER + (longest - pause)
+            afters = _AFTER_SECONDS if serves == AFTER else [serves * e for e in _AFTER_EDGES[1:]]
+            edges += [restarted + after for after in afters]
+            by_edge = [arrived(t) for t in edges]
+            base = max(backlog + by_edge[lands] - held * landing, 0.0) - by_edge[lands]
+            # Holding, or before an operation lands, the running count serves from the backlog
+            # there is now (x = L n0 c); within the restart nothing is served and the pause
+            # left delays every record (x = (L - P_left) n c); after it the new count serves
+            # from the backlog the restart ends with (x = L n c).
+            before: list[Span] = []
+            holding_spans: list[Span] = []
+            change_spans: list[Span] = []
+            low, start = 0.0, by_edge[0]
+            for index, high in enumerate(edges[1:]):
+                end = by_edge[index + 1]
+                middle = (low + high) / 2.0
+                fade = -middle / EXCESS
+                centre = (
+                    level * middle
+                    + slope
+                    * (middle * middle / 2.0 if middle <= ahead else bend + ahead * (middle - ahead))
+                    + faded * -expm1(fade)
+                )
+                # min(middle, ahead) and min(middle, known), without the calls
+                followed = ahead if ahead < middle else middle
+                rate = level + slope * followed + excess * exp(fade)
+                borne = known if known < middle else middle
+                spread = sqrt(variance * middle + error2 * borne**2) + 1e-9 * c
+                width = high - low
+                holding = (
+                    width, latency, latency, backlog + start, low, backlog + end, high, spread,
+                    rate, backlog + centre, middle,
+                )  # fmt: skip
+                if index < lands:
+                    before.append(holding)
                 else:
-                    change_spans.append(
-                        (width, latency, latency, base + start, low - ahead, base + end,
-                         high - ahead, spread, rate, base + centre, middle - ahead)
-                    )  # fmt: skip
-            low, start = high, end
+                    holding_spans.append(holding)
+                    if index < pauses:
+                        change_spans.append(
+                            (width, latency - restarted + low, latency - restarted + high,
+                             base + start, 0.0, base + end, 0.0, spread, None, 0.0, 0.0)
+                        )  # fmt: skip
+                    else:
+                        change_spans.append(
+                            (width, latency, latency, base + start, low - restarted,
+                             base + end, high - restarted, spread, rate, base + centre,
+                             middle - restarted)
+                        )  # fmt: skip
+                low, start = high, end
+            return before, holding_spans, change_spans, by_edge
+
+        held = outlook.running * c
+        before, self._holding, self._change, by_edge = intervals(restart)
+        # A scale-down's restart, where it differs (``Outlook.restart_down``): its own spans;
+        # its count serves longer after it, to the same horizon.
+        self._down_change, self._down_serves = self._change, AFTER + (longest - restart)
+        if down != restart:
+            self._down_change = intervals(down)[2]
+            self._down_serves = AFTER + (longest - down)
+        self._up_serves = AFTER + (longest - restart)
+        lands = 2 if landing > 0.0 else 0
+        self._by_landing, self._by_horizon = by_edge[lands], by_edge[-1]
+        self._final_rate = level + slope * ahead + excess * exp(-self.horizon / EXCESS)
+        self._found = max(backlog + self._by_landing - held * landing, 0.0)
         # An operation's delay is the running count's, whichever count it then starts.
         self._before = late_over(before, held, 0.0, variance) if before else 0.0
         # The backlog left at the horizon (an operation's less its count's AFTER s of work),
@@ -279,6 +314,7 @@ class Pricer:
         self._held_left = backlog + self._by_horizon - held * self.horizon
         self._changed_left = self._found + self._by_horizon - self._by_landing
         self._landing_seconds = outlook.running * landing
+        self._operating = longest + AFTER  # seconds a count runs from the landing on
         # A later operation's correction (C(n)): the spread the level may wander by within
         # AFTER, times sqrt(2) for erfc (2 Phi-bar(x / s) = erfc(x / (s sqrt 2))), and its price.
         self._wander = sqrt(2.0 * (error2 + max(outlook.wander, 0.0) * AFTER)) + 1e-9 * c
@@ -301,7 +337,7 @@ class Pricer:
         the same floating-point operations: no more than ``terms(operators).total``, whose late
         seconds and correction are never negative."""
         prices = self.prices
-        operator_seconds = self._landing_seconds + operators * (self.outlook.restart + AFTER)
+        operator_seconds = self._landing_seconds + operators * self._operating
         return prices.operator * operator_seconds + prices.operation
 
     def _priced(self, operators: int) -> Terms:
@@ -312,9 +348,11 @@ class Pricer:
             left, operator_seconds, operation = self._held_left, self._held_seconds, 0.0
         else:  # an operation: n0 until it lands, nothing during the restart, the count after
             final = operators * prices.capacity
-            late = late_over(self._change, final, self._before, self._variance)
-            left = self._changed_left - final * AFTER
-            operator_seconds = self._landing_seconds + operators * (outlook.restart + AFTER)
+            up = operators > outlook.running
+            spans = self._change if up else self._down_change
+            late = late_over(spans, final, self._before, self._variance)
+            left = self._changed_left - final * (self._up_serves if up else self._down_serves)
+            operator_seconds = self._landing_seconds + operators * self._operating
             operation = prices.operation
         if late > self.horizon:  # min(late, horizon)
             late = self.horizon

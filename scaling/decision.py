@@ -131,9 +131,13 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
         if count != operators
     ]
     inputs = explain["inputs"]
+    restart = f"restart {inputs['restart']:g} s"
+    down = inputs.get("restart_down", inputs["restart"])  # none in records from before
+    if down != inputs["restart"]:
+        restart += f" up, {down:g} s down"
     where = (
         f"level {inputs['level']:.1f} ± {inputs['level_error']:.1f}, "
-        f"backlog {inputs['backlog']:.0f}, restart {inputs['restart']:g} s"
+        f"backlog {inputs['backlog']:.0f}, {restart}"
     )
     if operators != previous and inputs["landing"] > 0.0:
         where += f", lands in {inputs['landing']:g} s"

@@ -4,6 +4,15 @@ Each of restart and actuation delay is kept as a short history of recent measure
 estimate is their maximum, capped: what the Flink autoscaler does with restart times
 (``job.autoscaler.restart.time-tracking``, FLINK-30593). A slow restart is remembered until
 three newer ones replaced it or a day passed, not forever.
+
+Restarts and the late seconds they bring are kept per direction (``UP``, ``DOWN``): a Flink
+job restarts whichever way it is rescaled, but a PySpark executor added stalls the batch its
+Python worker starts in while one removed stops nothing (docs/spark.md), and a single history
+would plan every scale-down with a scale-up's stall. A direction not measured yet is planned
+with the lesser of the prior and the other direction's measurements: optimistic, so that it
+gets measured (a pessimistic guess is never corrected, as an operation it prices too dear is
+never made), and no worse than the job's own evidence where the prior is the longer. A
+measurement stored without a direction (states from before) counts for both.
 """
 
 from __future__ import annotations
@@ -25,28 +34,57 @@ RESTARTING = 0.5
 # and a ramp shows as several of them within a minute.
 SLOPE_MEMORY = 60.0
 
-History = list[list[float]]  # [t, seconds] pairs, oldest first
+# Directions of an operation: a scale-up, a scale-down; 0 for a measurement of either (an
+# actuation delay, or a restart stored before directions were).
+UP, DOWN = 1, -1
+
+History = list[list[float]]  # [t, seconds] or [t, seconds, direction], oldest first
 
 
-def recorded(history: History, t: float, seconds: float) -> History:
-    """``history`` with a measurement of ``seconds`` taken at ``t``: the newest ``HISTORY``,
-    none older than ``MAX_AGE``, each capped at ``CAP``.
+def _counts_for(entry: list[float], direction: int) -> bool:
+    return direction == 0 or len(entry) < 3 or entry[2] == direction
+
+
+def recorded(history: History, t: float, seconds: float, direction: int = 0) -> History:
+    """``history`` with a measurement of ``seconds`` taken at ``t`` in ``direction`` (``UP``,
+    ``DOWN``, or 0 for either): the newest ``HISTORY`` of each direction, none older than
+    ``MAX_AGE``, each capped at ``CAP``.
 
     >>> recorded([[0.0, 30.0], [10.0, 8.0], [20.0, 9.0]], 30.0, 2000.0)
     [[10.0, 8.0], [20.0, 9.0], [30.0, 900.0]]
+    >>> recorded([[0.0, 25.0, UP], [10.0, 0.0, DOWN], [20.0, 0.0, DOWN]], 30.0, 0.0, DOWN)
+    [[0.0, 25.0, 1], [10.0, 0.0, -1], [20.0, 0.0, -1], [30.0, 0.0, -1]]
     """
-    kept = [pair for pair in history if t - pair[0] < MAX_AGE]
-    return [*kept, [t, min(seconds, CAP)]][-HISTORY:]
+    entry = [t, min(seconds, CAP)] if direction == 0 else [t, min(seconds, CAP), direction]
+    kept = [*(pair for pair in history if t - pair[0] < MAX_AGE), entry]
+    if direction == 0 and all(len(pair) < 3 for pair in kept):
+        return kept[-HISTORY:]
+    newest = {id(pair) for way in (UP, DOWN) for pair in _of(kept, way)[-HISTORY:]}
+    return [pair for pair in kept if id(pair) in newest]
 
 
-def estimate(history: History, t: float, prior: float) -> float:
-    """The largest measurement of ``history`` younger than ``MAX_AGE`` at ``t``, or ``prior``.
+def _of(history: History, direction: int) -> History:
+    return [pair for pair in history if _counts_for(pair, direction)]
+
+
+def estimate(history: History, t: float, prior: float, direction: int = 0) -> float:
+    """The largest measurement of ``history`` in ``direction`` younger than ``MAX_AGE`` at
+    ``t``; when none is, the lesser of ``prior`` and the other direction's largest; ``prior``
+    when there is none at all.
 
     >>> estimate([[10.0, 8.0], [20.0, 12.0]], 30.0, 5.0), estimate([], 30.0, 5.0)
     (12.0, 5.0)
+    >>> stalls = [[10.0, 25.0, UP], [20.0, 0.0, DOWN]]
+    >>> estimate(stalls, 30.0, 5.0, UP), estimate(stalls, 30.0, 5.0, DOWN)
+    (25.0, 0.0)
+    >>> estimate([[10.0, 25.0, UP]], 30.0, 5.0, DOWN), estimate([[10.0, 2.0, UP]], 30.0, 5.0, DOWN)
+    (5.0, 2.0)
     """
-    recent = [seconds for when, seconds in history if t - when < MAX_AGE]
-    return max(recent) if recent else prior
+    recent = [pair for pair in history if t - pair[0] < MAX_AGE]
+    mine = [pair[1] for pair in recent if _counts_for(pair, direction)]
+    if mine:
+        return max(mine)
+    return min(prior, max(pair[1] for pair in recent)) if recent else prior
 
 
 def restarting(

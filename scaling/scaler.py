@@ -15,7 +15,7 @@ from scaling.cost import AFTER, EXCESS, Outlook
 from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
-from scaling.measure import level_error, smoothed_slope, wandered
+from scaling.measure import DOWN, UP, level_error, smoothed_slope, wandered
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 from scaling.scaler_state import checked, optional
 from scaling.spec import read_spec
@@ -256,7 +256,7 @@ class Scaler:
             reason = f"held at {previous}: the filter warms up (no standard error yet)"
             return operators, "WarmingUp", reason, explain
         noise = self.filter.noise or 0.0
-        restart = self.watch.restart(t, policy.restart)
+        restart = self.watch.restart(t, policy.restart, UP)
         outlook = Outlook(
             level=filtered,
             level_error=level_error(spread or 0.0, self._missed, noise, self._interval),
@@ -269,6 +269,7 @@ class Scaler:
             restart=restart,
             wander=self._wander,
             operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),
+            restart_down=self.watch.restart(t, policy.restart, DOWN),
         )
         choice: Choice = choose(outlook, policy)
         explain = choice.explain(policy)

@@ -11,8 +11,10 @@ from scaling.legacy import mapped_settings
 PARTS = ["spec", "filter", "guards", "operators", "t"]
 # Fields added later, and what a state saved before them loads as: a one-second interval, no
 # level seen, no slope, no excess over it (nor its square), no wander, no running count
-# reported, no decision pending, no change of the running count seen, no restart under way, no
-# operation's late seconds being counted, nothing measured.
+# reported, no decision pending, no change of the running count seen, no restart under way
+# (its direction, were one under way, a scale-up's), no operation's late seconds being counted,
+# nothing measured (a measurement stored without a direction counts for both:
+# ``scaling.measure``).
 LATER: dict[str, Any] = {
     "interval": 1.0,
     "filtered": None,
@@ -24,6 +26,7 @@ LATER: dict[str, Any] = {
     "decided_at": None,
     "changed_at": None,
     "restart_now": None,
+    "direction": 1,
     "restarts": [],
     "actuations": [],
     "late_since": None,
@@ -71,13 +74,23 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     for old, new in (("restart", "restarts"), ("actuation", "actuations")):
         if state.get(old) is not None and state["t"] is not None:
             state[new] = [[state["t"], state[old]]]
+    if state["direction"] not in (1, -1) or isinstance(state["direction"], bool):
+        raise ValueError(f"state has direction={state['direction']!r}: 1 (up) or -1 (down)")
     for field in ("restarts", "actuations", "lates"):
         pairs = state[field]
+        # A restart may carry its direction (1 up, -1 down), a delay or late seconds not.
+        sizes = (2, 3) if field == "restarts" else (2,)
         if not isinstance(pairs, list) or not all(
-            isinstance(pair, list | tuple) and len(pair) == 2 for pair in pairs
+            isinstance(pair, list | tuple)
+            and len(pair) in sizes
+            and all(way in (1, -1) and not isinstance(way, bool) for way in pair[2:])
+            for pair in pairs
         ):
-            raise ValueError(f"state has {field}={pairs!r}: a list of [t, seconds] pairs")
-        for when, seconds in pairs:
+            shape = "[t, seconds] pairs" if field != "restarts" else (
+                "[t, seconds] or [t, seconds, direction] entries (direction 1 or -1)"
+            )
+            raise ValueError(f"state has {field}={pairs!r}: a list of {shape}")
+        for when, seconds, *_ in pairs:
             check_number("Scaler", field, when)
             check_number("Scaler", field, seconds, minimum=0)
     if state["running"] is not None:

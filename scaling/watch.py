@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scaling.measure import CAP, estimate, recorded, restarting
+from scaling.measure import CAP, DOWN, UP, estimate, recorded, restarting
 from scaling.scaler_state import optional
 
 
@@ -22,7 +22,9 @@ class Watch:
     latency adds its interval to the operation's late seconds, until the delay is back under
     the latency once the planned restart is over (``lateness``). A job that reports no running
     count is taken to run each decision at once. Estimates are the largest recent measurements
-    (``scaling.measure``): a slow restart is not remembered forever.
+    (``scaling.measure``): a slow restart is not remembered forever. Restarts are kept per
+    direction (``scaling.measure.UP``, ``DOWN``): an operation's is that of the change of the
+    running count it brought.
 
     >>> watch = Watch()
     >>> watch.seen(10.0, 4, 4, last_t=None)  # the first sample reports 4 running
@@ -35,8 +37,8 @@ class Watch:
     >>> for t in (42.0, 43.0, 44.0):  # nothing processed with 900 records waiting
     ...     watch.measure(t, 5, 5, 50.0, backlog=900.0, processed=0.0)
     >>> watch.measure(45.0, 5, 5, 50.0, backlog=500.0, processed=250.0)
-    >>> watch.restart(45.0, prior=8.0)
-    4.0
+    >>> watch.restart(45.0, prior=8.0), watch.restart(45.0, prior=8.0, direction=DOWN)
+    (4.0, 4.0)
     """
 
     def __init__(self) -> None:
@@ -44,6 +46,7 @@ class Watch:
         self.decided_at: float | None = None  # t of a decided count not running yet
         self._changed_at: float | None = None  # t the running count last changed
         self._restart_now: float | None = None  # seconds stopped so far by the one under way
+        self._direction = UP  # of the operation that landed last: UP or DOWN
         self._restarts: list[list[float]] = []  # recent restarts, [t, seconds]
         self._actuations: list[list[float]] = []  # recent actuation delays, [t, seconds]
         self._late_since: float | None = None  # t an operation landed, its lateness counted
@@ -55,6 +58,7 @@ class Watch:
         seen = decided if self._running is None else self._running
         landed = False
         if running is not None and last_t is not None and running != seen:
+            self._direction = UP if running > seen else DOWN
             if running == decided and self.decided_at is not None:
                 self._actuations = recorded(self._actuations, t, last_t - self.decided_at)
                 self._landed(last_t)
@@ -100,7 +104,7 @@ class Watch:
         if since < CAP and restarting(running, capacity, backlog, processed, interval):
             self._restart_now = since
         else:
-            self._restarts = recorded(self._restarts, t, self._restart_now)
+            self._restarts = recorded(self._restarts, t, self._restart_now, self._direction)
             self._restart_now = None
 
     def lateness(
@@ -120,7 +124,7 @@ class Watch:
         since = self._late_since
         if since is None:
             return
-        planned, elapsed = self.restart(t, prior), t - since
+        planned, elapsed = self.restart(t, prior, self._direction), t - since
         delay = backlog / running / capacity if running > 0 else math.inf if backlog > 0 else 0.0
         if self._restart_now is not None:
             delay += max(planned - elapsed, 0.0)
@@ -131,14 +135,20 @@ class Watch:
             self._late_since = None
 
     def operation_late(self, t: float, prior: float) -> float:
-        """Late seconds an operation brings: the most of the recent ones, else ``prior``."""
+        """Late seconds an operation brings: the most of the recent ones, whichever their
+        direction, else ``prior``. (Kept per direction, a scale-up made on a queue already late
+        would be remembered as late for the backlog it found, which is not what the next
+        operation brings: docs/baselines.md, session 21.)"""
         return estimate(self._lates, t, prior)
 
-    def restart(self, t: float, prior: float) -> float:
-        """Seconds an operation is planned to stop processing at ``t``: the longest of the
-        recent ones and of the one under way, or ``prior`` before any was measured."""
-        planned = estimate(self._restarts, t, prior)
-        return planned if self._restart_now is None else max(planned, self._restart_now)
+    def restart(self, t: float, prior: float, direction: int = UP) -> float:
+        """Seconds an operation in ``direction`` is planned to stop processing at ``t``: the
+        longest of the recent ones and of one under way in that direction
+        (``scaling.measure.estimate``), or ``prior`` before any was measured."""
+        planned = estimate(self._restarts, t, prior, direction)
+        if self._restart_now is None or direction != self._direction:
+            return planned
+        return max(planned, self._restart_now)
 
     def actuation(self, t: float) -> float:
         """Seconds from a decision to its count running: the longest recent one, else 0."""
@@ -158,6 +168,7 @@ class Watch:
             "decided_at": self.decided_at,
             "changed_at": self._changed_at,
             "restart_now": self._restart_now,
+            "direction": self._direction,
             "restarts": [list(pair) for pair in self._restarts],
             "actuations": [list(pair) for pair in self._actuations],
             "late_since": self._late_since,
@@ -171,8 +182,14 @@ class Watch:
         self.decided_at = optional(state["decided_at"])
         self._changed_at = optional(state["changed_at"])
         self._restart_now = optional(state["restart_now"])
-        self._restarts = [[float(a), float(b)] for a, b in state["restarts"]]
+        self._direction = int(state["direction"])
+        self._restarts = [_entry(pair) for pair in state["restarts"]]
         self._actuations = [[float(a), float(b)] for a, b in state["actuations"]]
         self._late_since = optional(state["late_since"])
         self._late_now = float(state["late_now"])
         self._lates = [[float(a), float(b)] for a, b in state["lates"]]
+
+
+def _entry(pair: list[Any]) -> list[float]:
+    """A stored restart: [t, seconds], or [t, seconds, direction]."""
+    return [float(pair[0]), float(pair[1]), *(int(way) for way in pair[2:])]

@@ -198,9 +198,10 @@ def test_the_measured_restart_and_actuation_delay_enter_the_outlook() -> None:
         scaler.observe(440.0, float(t), backlog=3000.0, running=n, processed=0.0)
     done = scaler.observe(440.0, 136.0, backlog=1000.0, running=n, processed=n * 50.0)
     state = json.loads(json.dumps(scaler.state_dict()))
-    assert state["actuations"] == [[130.0, 29.0]] and state["restarts"] == [[136.0, 6.0]]
+    assert state["actuations"] == [[130.0, 29.0]] and state["restarts"] == [[136.0, 6.0, 1]]
     inputs = done.explain["inputs"]  # type: ignore[index]
-    assert (inputs["landing"], inputs["restart"]) == (29.0, 6.0)
+    # No scale-down measured yet: it is planned with the scale-up's restart.
+    assert (inputs["landing"], inputs["restart"], inputs["restart_down"]) == (29.0, 6.0, 6.0)
     assert "restart 6 s" in done.reason
 
 

@@ -69,10 +69,10 @@ def test_the_restart_is_measured_and_recorded() -> None:
         # The one under way counts once it is longer than what is planned.
         assert watch.restart(float(t), prior=5.0) == max(5.0, t - 0.0)
     watch.measure(9.0, 9, 9, 50.0, backlog=600.0, processed=450.0)  # processing again
-    assert watch.state_dict()["restarts"] == [[9.0, 8.0]]
+    assert watch.state_dict()["restarts"] == [[9.0, 8.0, 1]]
     assert watch.restart(9.0, prior=20.0) == 8.0  # measured: the prior no longer counts
     watch.measure(10.0, 9, 9, 50.0, backlog=0.0, processed=0.0)  # no operation under way
-    assert watch.state_dict()["restarts"] == [[9.0, 8.0]]
+    assert watch.state_dict()["restarts"] == [[9.0, 8.0, 1]]
 
 
 def test_a_large_count_paused_over_a_short_queue_is_restarting() -> None:
@@ -84,7 +84,7 @@ def test_a_large_count_paused_over_a_short_queue_is_restarting() -> None:
     for t in range(1, 9):
         watch.measure(float(t), 15, 15, 50.0, backlog=220.0 * t, processed=0.0)
     watch.measure(9.0, 15, 15, 50.0, backlog=0.0, processed=1980.0)
-    assert watch.state_dict()["restarts"] == [[9.0, 8.0]]
+    assert watch.state_dict()["restarts"] == [[9.0, 8.0, 1]]
     # Every record there was processed: not restarting, whatever the count's capacity.
     assert not restarting(15, 50.0, backlog=0.0, processed=210.0, interval=1.0)
     # Samples 10 s apart: 2,200 waiting is 220/s of work, and 0 processed of it.
@@ -108,7 +108,7 @@ def test_a_restart_is_capped_at_the_cap() -> None:
         watch.measure(t, 9, 9, 50.0, backlog=1e6, processed=0.0)
     # Landed at 0 (the last sample without it). At 901 s the restart under way is over the
     # cap: it ends, recorded as it stood (899 s).
-    assert watch.state_dict()["restarts"] == [[901.0, 899.0]]
+    assert watch.state_dict()["restarts"] == [[901.0, 899.0, 1]]
     assert recorded([], 0.0, 2000.0) == [[0.0, CAP]] and CAP == 900.0
 
 
@@ -134,7 +134,7 @@ def test_the_watch_state_round_trips_through_json() -> None:
         watch.measure(float(t), 8 if t < 12 else 9, 9, 50.0, 500.0, 0.0 if t < 15 else 450.0)
     state = json.loads(json.dumps(watch.state_dict()))
     # Landed between 11 and 12; restarting at 12, 13 and 14 (3 s since 11), processing at 15.
-    assert state["actuations"] == [[12.0, 11.0]] and state["restarts"] == [[15.0, 3.0]]
+    assert state["actuations"] == [[12.0, 11.0]] and state["restarts"] == [[15.0, 3.0, 1]]
     restored = Watch()
     restored.load_state_dict(state)
     assert restored.state_dict() == watch.state_dict()
@@ -175,7 +175,7 @@ def test_a_restart_under_way_delays_every_record_by_what_is_left_of_it() -> None
     # the latest (either way the longer). 0.2 s in the queue and at least 9.8 s of the planned
     # 25 left from t = 1 to 15 (15 samples); processing from 25 on, the restart is recorded (25
     # s); once it is over, the late seconds (t = 26).
-    assert watch.state_dict()["restarts"] == [[25.0, 25.0]]
+    assert watch.state_dict()["restarts"] == [[25.0, 25.0, 1]]
     assert watch.state_dict()["lates"] == [[26.0, 15.0]]
 
 
