@@ -89,11 +89,13 @@ def estimate(history: History, t: float, prior: float, direction: int = 0) -> fl
 
 def restarting(
     operators: int, capacity: float, backlog: float, processed: float | None, interval: float
-) -> bool:
+) -> bool | None:
     """Under half of what the job could process was processed: of the running capacity, or of
     the work there was (the records processed and those still waiting, over the ``interval``
     seconds since the last sample). A paused stage with a large count and a short queue is
-    restarting too.
+    restarting too. ``None`` when there was no work at all (nothing processed, nothing
+    waiting): a stage with nothing to do may be paused or not, and a restart is not over
+    because a second brought no record (noisy volumes clipped at 0 do).
 
     >>> restarting(4, 50.0, backlog=500.0, processed=0.0, interval=1.0)
     True
@@ -103,11 +105,13 @@ def restarting(
     True
     >>> restarting(15, 50.0, backlog=0.0, processed=210.0, interval=1.0)  # all the work there was
     False
+    >>> print(restarting(15, 50.0, backlog=0.0, processed=0.0, interval=1.0))  # no work: unknown
+    None
     """
     if processed is None:
         return False
     could = min(operators * capacity, processed + backlog / interval)
-    return processed < RESTARTING * could
+    return None if could <= 0.0 else processed < RESTARTING * could
 
 
 def level_error(spread: float, missed: float, noise: float, interval: float) -> float:

@@ -101,8 +101,10 @@ class Watch:
         if running != decided:
             return  # the decided count is not running yet: nothing restarts
         since = t - self._changed_at
-        if since < CAP and restarting(running, capacity, backlog, processed, interval):
-            self._restart_now = since
+        paused = restarting(running, capacity, backlog, processed, interval)
+        if since < CAP and paused is not False:
+            if paused:  # None, no work to tell by: neither extended nor over
+                self._restart_now = since
         else:
             self._restarts = recorded(self._restarts, t, self._restart_now, self._direction)
             self._restart_now = None
