@@ -68,8 +68,8 @@ def _of(history: History, direction: int) -> History:
 
 
 def estimate(history: History, t: float, prior: float, direction: int = 0) -> float:
-    """The largest measurement of ``history`` in ``direction`` younger than ``MAX_AGE`` at
-    ``t``; when none is, the lesser of ``prior`` and the other direction's largest; ``prior``
+    """The largest of the newest ``HISTORY`` measurements of ``history`` in ``direction``
+    younger than ``MAX_AGE`` at ``t``; when none is, the lesser of ``prior`` and the other direction's largest; ``prior``
     when there is none at all.
 
     >>> estimate([[10.0, 8.0], [20.0, 12.0]], 30.0, 5.0), estimate([], 30.0, 5.0)
@@ -81,7 +81,7 @@ def estimate(history: History, t: float, prior: float, direction: int = 0) -> fl
     (5.0, 2.0)
     """
     recent = [pair for pair in history if t - pair[0] < MAX_AGE]
-    mine = [pair[1] for pair in recent if _counts_for(pair, direction)]
+    mine = [pair[1] for pair in _of(recent, direction)[-HISTORY:]]
     if mine:
         return max(mine)
     return min(prior, max(pair[1] for pair in recent)) if recent else prior

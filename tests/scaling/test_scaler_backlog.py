@@ -226,3 +226,35 @@ def test_a_level_that_lags_its_samples_is_priced_with_the_error_measured() -> No
     for t in range(600):
         steady = calm.observe(380.0 + rng.normal(0.0, 40.0), float(t), backlog=0.0)
     assert steady.explain["inputs"]["level_error"] < 10.0  # type: ignore[index]
+
+
+def test_a_job_whose_scale_ups_stall_and_scale_downs_do_not_plans_each_its_own() -> None:
+    # A PySpark job: an executor added stalls a batch for 25 s while its Python worker starts;
+    # one removed stops nothing. The adaptor states no restart (prior 0). With one history of
+    # restarts, the scale-up's 25 s planned every scale-down too (15 s over the latency, at
+    # 1,000 a second): the job held its peak count once the load fell.
+    policy = ThresholdPolicy(capacity=50.0, restart=0.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    n = scaler.observe(600.0, 1.0, backlog=3000.0, running=8, processed=400.0).operators
+    assert n > 8
+    backlog = 3000.0
+    for t in range(2, 27):  # runs at t = 2 (landed after 1), processes nothing to 26: 25 s
+        backlog += 450.0
+        scaler.observe(450.0, float(t), backlog=backlog, running=n, processed=0.0)
+    t = 27
+    while backlog > 0.0 and t < 400:  # drains at its capacity
+        processed = min(n * 50.0, backlog + 450.0)
+        backlog += 450.0 - processed
+        decision = scaler.observe(450.0, float(t), backlog=backlog, running=n, processed=processed)
+        t += 1
+    assert backlog == 0.0 and decision.explain["inputs"]["restart"] == 25.0  # type: ignore[index]
+    for t in range(t, t + 120):  # the load falls to 150/s
+        decision = scaler.observe(150.0, float(t), backlog=0.0, running=n, processed=150.0)
+        if decision.operators != n:
+            break
+    assert decision.code == "ScaledDown", decision.reason
+    inputs = decision.explain["inputs"]  # type: ignore[index]
+    assert (inputs["restart"], inputs["restart_down"]) == (25.0, 0.0)
+    assert "restart 25 s up, 0 s down" in decision.reason
+    assert_reason_is_true(decision)

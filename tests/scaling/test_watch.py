@@ -10,7 +10,17 @@ import random
 import pytest
 
 from scaling.cost import AFTER
-from scaling.measure import CAP, HISTORY, MAX_AGE, estimate, recorded, restarting, wandered
+from scaling.measure import (
+    CAP,
+    DOWN,
+    HISTORY,
+    MAX_AGE,
+    UP,
+    estimate,
+    recorded,
+    restarting,
+    wandered,
+)
 from scaling.watch import Watch
 
 
@@ -99,6 +109,84 @@ def test_no_restart_is_measured_while_the_decided_count_is_not_running() -> None
     assert watch.state_dict()["restart_now"] == 0.0  # not extended: 10 run, 9 decided
     watch.measure(3.0, 10, 10, 50.0, backlog=1000.0, processed=None)  # nothing reported
     assert watch.state_dict()["restart_now"] == 0.0
+
+
+def operate(watch: Watch, t: float, running: int, target: int, stall: int) -> float:
+    """Decide ``target`` at ``t`` with ``running`` running; it runs at the next sample (so it
+    landed after ``t``, the restart dated from it) and processes nothing over a queue of 1,000
+    for ``stall`` s, then 450/s; the time after."""
+    watch.decided(t, running, target, reported=True)
+    watch.seen(t + 1.0, target, target, last_t=t)
+    for second in range(2, stall + 1):
+        watch.measure(t + second, target, target, 50.0, backlog=1000.0, processed=0.0)
+    watch.measure(t + stall + 1.0, target, target, 50.0, backlog=500.0, processed=450.0)
+    return t + stall + 2.0
+
+
+def test_restarts_are_measured_and_planned_per_direction() -> None:
+    # A PySpark executor added stalls a batch while its Python worker starts; one removed
+    # stops nothing. With one history, the scale-up's 25 s planned every scale-down too.
+    watch = Watch()
+    watch.seen(0.0, 8, 8, last_t=None)
+    t = operate(watch, 0.0, 8, 12, stall=25)
+    assert watch.restart(t, prior=20.0, direction=UP) == 25.0
+    # No scale-down measured: the lesser of the prior and the scale-ups' (optimistic, so that
+    # it is made and measured), never a guess above the prior the user stated.
+    assert watch.restart(t, prior=20.0, direction=DOWN) == 20.0
+    assert watch.restart(t, prior=0.0, direction=DOWN) == 0.0
+    for target in (11, 10, 9, 8):  # four scale-downs that stop nothing
+        t = operate(watch, t, target + 1, target, stall=0)
+    assert watch.restart(t, prior=20.0, direction=DOWN) == 0.0
+    # ... and they do not push the scale-up's stall out of the history (three per direction).
+    assert watch.restart(t, prior=20.0, direction=UP) == 25.0
+    restarts = watch.state_dict()["restarts"]
+    assert [entry[2] for entry in restarts] == [UP, DOWN, DOWN, DOWN]
+    restored = Watch()
+    restored.load_state_dict(json.loads(json.dumps(watch.state_dict())))
+    assert restored.restart(t, 20.0, DOWN) == 0.0 and restored.restart(t, 20.0, UP) == 25.0
+
+
+def test_a_restart_under_way_counts_for_its_own_direction_only() -> None:
+    watch = Watch()
+    watch.seen(0.0, 8, 8, last_t=None)
+    watch.decided(0.0, 8, 12, reported=True)
+    watch.seen(1.0, 12, 12, last_t=0.0)
+    for t in range(2, 31):  # a scale-up stopped for 30 s (from its landing, t = 0) and counting
+        watch.measure(float(t), 12, 12, 50.0, backlog=1000.0, processed=0.0)
+    assert watch.restart(31.0, prior=5.0, direction=UP) == 30.0
+    assert watch.restart(31.0, prior=5.0, direction=DOWN) == 5.0
+
+
+def test_a_measurement_stored_without_a_direction_counts_for_both() -> None:
+    before = [[10.0, 12.0], [20.0, 8.0]]  # a state from before directions
+    assert estimate(before, 30.0, 5.0, UP) == estimate(before, 30.0, 5.0, DOWN) == 12.0
+    after = recorded(before, 30.0, 3.0, DOWN)
+    assert after == [[10.0, 12.0], [20.0, 8.0], [30.0, 3.0, DOWN]]
+    assert estimate(after, 31.0, 5.0, UP) == 12.0
+    # Newer scale-downs replace them for a scale-down; they stay a scale-up's until newer
+    # scale-ups replace them.
+    for t in (40.0, 50.0):
+        after = recorded(after, t, 1.0, DOWN)
+    assert estimate(after, 51.0, 5.0, DOWN) == 3.0 and estimate(after, 51.0, 5.0, UP) == 12.0
+    for t in (60.0, 70.0, 80.0):
+        after = recorded(after, t, 2.0, UP)
+    assert [entry[0] for entry in after] == [30.0, 40.0, 50.0, 60.0, 70.0, 80.0]
+    assert estimate(after, 81.0, 5.0, UP) == 2.0
+
+
+def test_a_second_with_no_work_neither_extends_nor_ends_a_restart() -> None:
+    # Noisy volumes clipped at 0: a second brings no record, the queue is empty, nothing is
+    # processed. That says nothing of a pause; taken for "processing again", it recorded a
+    # 0 s restart (paper, SNR 1, seed 2, pause 4 s: a scale-down at t = 32).
+    assert restarting(9, 50.0, backlog=0.0, processed=0.0, interval=1.0) is None
+    watch = decided_at(0.0, 20, 9)
+    watch.seen(1.0, 9, 9, last_t=0.0)
+    watch.measure(2.0, 9, 9, 50.0, backlog=0.0, processed=0.0)  # no work: unknown
+    assert watch.state_dict()["restarts"] == [] and watch.state_dict()["restart_now"] == 0.0
+    for t in (3.0, 4.0):
+        watch.measure(t, 9, 9, 50.0, backlog=250.0 * (t - 2.0), processed=0.0)
+    watch.measure(5.0, 9, 9, 50.0, backlog=0.0, processed=750.0)
+    assert watch.state_dict()["restarts"] == [[5.0, 4.0, DOWN]]
 
 
 def test_a_restart_is_capped_at_the_cap() -> None:
