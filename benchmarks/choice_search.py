@@ -17,7 +17,8 @@ import statistics
 import numpy as np
 
 from scaling.choice import choose
-from scaling.cost import Outlook, Pricer
+from scaling.cost import Pricer
+from scaling.outlook import Outlook
 from scaling.policy import ThresholdPolicy
 
 

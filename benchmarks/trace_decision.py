@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from scaling.baselines.steadyscale import ScalerPolicy
-from scaling.cost import Outlook, Pricer, Prices
+from scaling.cost import Pricer, Prices
 from scaling.decision import Decision
+from scaling.outlook import Outlook
 from simulator.experiments.compare import CompareCell, baselines, queue_run
 from simulator.model.queue import QueueConfig
 

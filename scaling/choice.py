@@ -6,7 +6,8 @@ import dataclasses
 import math
 from typing import Any
 
-from scaling.cost import AFTER, Outlook, Pricer
+from scaling.cost import AFTER, Pricer
+from scaling.outlook import Outlook
 from scaling.policy import ThresholdPolicy
 from scaling.rounding import rounded
 

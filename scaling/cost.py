@@ -65,6 +65,7 @@ import math
 from typing import NamedTuple
 
 from scaling.late import Span, late_over
+from scaling.outlook import Outlook
 from scaling.rounding import rounded
 
 # Seconds after an operation lands over which the counts are compared: how long a decision is
@@ -81,59 +82,6 @@ EXCESS = 15.0
 # backlog drains.
 _AFTER_EDGES = (0.0, 0.05, 0.15, 0.35, 0.65, 1.0)
 _AFTER_SECONDS = tuple(AFTER * share for share in _AFTER_EDGES[1:])
-
-
-@dataclasses.dataclass(frozen=True)
-class Outlook:
-    """What is known of a stage when it decides; rates in records/s, times in seconds.
-
-    Attributes
-    ----------
-    level, level_error
-        The arrival rate's estimate and its standard error.
-    excess
-        How far the recent samples ran above the level, records/s (``EXCESS``): a change the
-        filter has not followed yet, expected to fade over ``EXCESS`` seconds.
-    slope
-        The level's rate of change, records/s per second (followed until an operation lands).
-    variance
-        The arrivals' variance per second, records²/s (per second, whatever the sampling).
-    backlog
-        Records waiting now.
-    running
-        Operators running now.
-    landing
-        Seconds until an operation decided now would land (the actuation delay, less the time a
-        pending one has already waited).
-    restart
-        Seconds a scale-up stops processing once it lands (a scale-down too, unless
-        ``restart_down`` says otherwise).
-    wander
-        How fast the level's variance grows beyond its slope, (records/s)²/s
-        (``scaling.measure.wandered``): how soon a count that serves it may not.
-    operation_late
-        Late seconds a scale-up brings, measured from the job's own (``scaling.watch``), which
-        is what a later correction of a count the level outgrows costs; ``None``: the
-        restart's excess over the latency, ``max(restart - latency, 0)``.
-    restart_down
-        Seconds a scale-down stops processing once it lands, where it differs from a
-        scale-up's ``restart`` (measured per direction: ``scaling.measure``); ``None``: the
-        same. Every count is still priced over one horizon, :math:`D + \\max(P, P_-) + T`: a
-        count whose restart is shorter serves longer after it.
-    """
-
-    level: float
-    level_error: float
-    excess: float
-    slope: float
-    variance: float
-    backlog: float
-    running: int
-    landing: float
-    restart: float
-    wander: float = 0.0
-    operation_late: float | None = None
-    restart_down: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,7 +210,11 @@ class Pricer:
                 centre = (
                     level * middle
                     + slope
-                    * (middle * middle / 2.0 if middle <= ahead else bend + ahead * (middle - ahead))
+                    * (
+                        middle * middle / 2.0
+                        if middle <= ahead
+                        else bend + ahead * (middle - ahead)
+                    )
                     + faded * -expm1(fade)
                 )
                 # min(middle, ahead) and min(middle, known), without the calls

@@ -69,8 +69,8 @@ def _of(history: History, direction: int) -> History:
 
 def estimate(history: History, t: float, prior: float, direction: int = 0) -> float:
     """The largest of the newest ``HISTORY`` measurements of ``history`` in ``direction``
-    younger than ``MAX_AGE`` at ``t``; when none is, the lesser of ``prior`` and the other direction's largest; ``prior``
-    when there is none at all.
+    younger than ``MAX_AGE`` at ``t``; when none is, the lesser of ``prior`` and the other
+    direction's largest; ``prior`` when there is none at all.
 
     >>> estimate([[10.0, 8.0], [20.0, 12.0]], 30.0, 5.0), estimate([], 30.0, 5.0)
     (12.0, 5.0)

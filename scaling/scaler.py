@@ -11,11 +11,12 @@ from typing import Any
 from filters import Denoiser
 from filters.base import check_number, reject
 from scaling.choice import Choice, choose
-from scaling.cost import AFTER, EXCESS, Outlook
+from scaling.cost import AFTER, EXCESS
 from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
 from scaling.measure import DOWN, UP, level_error, smoothed_slope, wandered
+from scaling.outlook import Outlook
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 from scaling.scaler_state import checked, optional
 from scaling.spec import read_spec

@@ -10,8 +10,9 @@ import pytest
 
 from scaling import ThresholdPolicy
 from scaling.choice import MOST_CANDIDATES, cheapest_change, choose, deferral, drained, guesses
-from scaling.cost import Outlook, Pricer
+from scaling.cost import Pricer
 from scaling.decision import cost_reason
+from scaling.outlook import Outlook
 
 SURGE = Outlook(
     level=520.0, level_error=5.0, excess=0.0, slope=0.0, variance=3600.0, backlog=2000.0,

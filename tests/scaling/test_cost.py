@@ -10,8 +10,9 @@ import random
 import numpy as np
 import pytest
 
-from scaling.cost import AFTER, EXCESS, Outlook, Pricer, Prices, Terms
+from scaling.cost import AFTER, EXCESS, Pricer, Prices, Terms
 from scaling.late import NEGLIGIBLE, log_ndtr
+from scaling.outlook import Outlook
 from tests.scaling.test_late import integral
 
 PRICES = Prices(capacity=50.0, latency=10.0, operator=1.0, late=1000.0, operation=30.0)

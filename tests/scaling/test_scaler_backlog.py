@@ -249,8 +249,8 @@ def test_a_job_whose_scale_ups_stall_and_scale_downs_do_not_plans_each_its_own()
         decision = scaler.observe(450.0, float(t), backlog=backlog, running=n, processed=processed)
         t += 1
     assert backlog == 0.0 and decision.explain["inputs"]["restart"] == 25.0  # type: ignore[index]
-    for t in range(t, t + 120):  # the load falls to 150/s
-        decision = scaler.observe(150.0, float(t), backlog=0.0, running=n, processed=150.0)
+    for second in range(t, t + 120):  # the load falls to 150/s
+        decision = scaler.observe(150.0, float(second), backlog=0.0, running=n, processed=150.0)
         if decision.operators != n:
             break
     assert decision.code == "ScaledDown", decision.reason
