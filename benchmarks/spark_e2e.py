@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import re
 import shutil
@@ -197,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
             row |= {key: prediction[key] for key in COLUMNS if key.startswith("predicted")}
         rows.append(row)
     _write(args.out / "summary.csv", rows)
+    for policy, (run, _) in runs.items():  # steadyscale's samples and decisions, to explain
+        if run.decisions:
+            with (args.out / f"decisions-{policy}.jsonl").open("w", encoding="utf-8") as out:
+                out.writelines(json.dumps(decision) + "\n" for decision in run.decisions)
     plot_timeline(args.out / "timeline.png", schedule, args.capacity, measured, args.latency)
     _print_table(rows, measured)
     print(f"wrote {args.out / 'summary.csv'} and {args.out / 'timeline.png'} "

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.e2e.workload import Schedule
 from scaling.spark import SparkExecutorAdaptor, autoscale
+from scaling.spark.deciders import Sample
 from simulator.spark.session import wait_for
 from simulator.spark.stream_source import VolumeSource
 
@@ -94,7 +95,8 @@ class Run:
     """One policy's run: its query's name, the schedule's start and end (epoch seconds), when
     the query stopped, what the sink holds, whether every row due was read, the query's last
     progress reports (Spark keeps 100) and, under steadyscale, the targets it set (seconds
-    since the start, count) and its listener's errors: to explain, never to measure."""
+    since the start, count), every sample with the decision after it, and its listener's
+    errors: to explain, never to measure."""
 
     policy: str
     query: str
@@ -105,7 +107,27 @@ class Run:
     drained: bool = False
     progress: list[dict[str, Any]] = field(default_factory=list)
     decided: list[tuple[float, int]] = field(default_factory=list)  # steadyscale's, to explain
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # and each sample's
     errors: list[str] = field(default_factory=list)
+
+
+class _Kept:
+    """A local decider that keeps every sample with the decision made after it (the Scaler's
+    code, count and reason), for ``DIR/decisions-<policy>.jsonl``."""
+
+    def __init__(self, decider: Any) -> None:
+        self.decider = decider
+        self.kept: list[dict[str, Any]] = []
+
+    def decide(self, samples: Sequence[Any]) -> int:
+        for sample in samples:
+            wanted = self.decider.decide([sample])
+            last = self.decider.last
+            self.kept.append(
+                {**Sample(*sample)._asdict(), "operators": wanted}
+                | ({} if last is None else {"code": last.code, "reason": last.reason})
+            )
+        return int(self.decider.scaler.operators)
 
 
 def executors_running(spark: SparkSession) -> int:
@@ -163,6 +185,9 @@ def run_policy(
     name = policy.replace("-", "_") + ("" if attempt == 1 else f"_{attempt}")
     spark.dataSource.register(VolumeSource)
     listener = None if spec is None else autoscale(spark, dict(spec), query=name)
+    kept = None
+    if listener is not None:
+        kept = listener.decider = _Kept(listener.decider)
     start = time.time() + LEAD
     run = Run(policy, name, start, start + schedule.duration)
     checkpoint = tempfile.mkdtemp(prefix=f"steadyscale-e2e-{name}-")
@@ -213,6 +238,7 @@ def run_policy(
             spark.streams.removeListener(listener)
             listener.close()
             run.decided = [(t - start, count) for t, count in listener.targets]
+            run.decisions = [{**d, "t": d["t"] - start} for d in kept.kept] if kept else []
             run.errors = list(listener.errors)
     if query.exception() is not None:
         message = str(query.exception()).splitlines()[0]

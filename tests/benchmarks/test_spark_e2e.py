@@ -9,6 +9,7 @@ the JVMs, an executor's start timed, a first read of the source on each executor
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,7 @@ def test_a_small_run_writes_the_summary_and_every_row_exactly_once(tmp_path: Pat
     assert float(row["executor_seconds"]) > 0 and float(row["predicted_executor_seconds"]) > 0
     assert "| yes |" in done.stdout and "| NO |" not in done.stdout
     assert (tmp_path / "timeline.png").stat().st_size > 10_000
+    # Every sample steadyscale's listener took, with the decision after it, to explain the run.
+    lines = (tmp_path / "decisions-steadyscale.jsonl").read_text(encoding="utf-8").splitlines()
+    decisions = [json.loads(line) for line in lines]
+    assert decisions and all({"t", "volume", "operators", "code"} <= set(d) for d in decisions)
