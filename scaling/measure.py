@@ -5,14 +5,14 @@ estimate is their maximum, capped: what the Flink autoscaler does with restart t
 (``job.autoscaler.restart.time-tracking``, FLINK-30593). A slow restart is remembered until
 three newer ones replaced it or a day passed, not forever.
 
-Restarts and the late seconds they bring are kept per direction (``UP``, ``DOWN``): a Flink
-job restarts whichever way it is rescaled, but a PySpark executor added stalls the batch its
-Python worker starts in while one removed stops nothing (docs/spark.md), and a single history
-would plan every scale-down with a scale-up's stall. A direction not measured yet is planned
-with the lesser of the prior and the other direction's measurements: optimistic, so that it
-gets measured (a pessimistic guess is never corrected, as an operation it prices too dear is
-never made), and no worse than the job's own evidence where the prior is the longer. A
-measurement stored without a direction (states from before) counts for both.
+Restarts are kept per direction (``UP``, ``DOWN``): a Flink job restarts whichever way it is
+rescaled, but a PySpark executor added stalls the batch its Python worker starts in while one
+removed stops nothing (docs/spark.md), and a single history would plan every scale-down with a
+scale-up's stall. A direction not measured yet is planned with the lesser of the prior and the
+other direction's measurements: optimistic, so that it gets measured (a pessimistic guess is
+never corrected, as an operation it prices too dear is never made), and no worse than the
+job's own evidence where the prior is the longer. A measurement stored without a direction
+(states from before) counts for both.
 """
 
 from __future__ import annotations

@@ -86,11 +86,9 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
             and all(way in (1, -1) and not isinstance(way, bool) for way in pair[2:])
             for pair in pairs
         ):
-            shape = (
-                "[t, seconds] pairs"
-                if field != "restarts"
-                else ("[t, seconds] or [t, seconds, direction] entries (direction 1 or -1)")
-            )
+            shape = "[t, seconds] pairs"
+            if field == "restarts":
+                shape = "[t, seconds] or [t, seconds, direction] entries (direction 1 or -1)"
             raise ValueError(f"state has {field}={pairs!r}: a list of {shape}")
         for when, seconds, *_ in pairs:
             check_number("Scaler", field, when)

@@ -47,7 +47,7 @@ class Watch:
         self._changed_at: float | None = None  # t the running count last changed
         self._restart_now: float | None = None  # seconds stopped so far by the one under way
         self._direction = UP  # of the operation that landed last: UP or DOWN
-        self._restarts: list[list[float]] = []  # recent restarts, [t, seconds]
+        self._restarts: list[list[float]] = []  # recent restarts, [t, seconds, direction]
         self._actuations: list[list[float]] = []  # recent actuation delays, [t, seconds]
         self._late_since: float | None = None  # t an operation landed, its lateness counted
         self._late_now = 0.0  # seconds late since then
