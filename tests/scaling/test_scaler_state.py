@@ -147,3 +147,35 @@ def test_a_state_saved_before_the_cost_model_loads_and_keeps_deciding() -> None:
     assert_reason_is_true(decision)
     with pytest.raises(ValueError, match="restart=-1.0 is not allowed"):
         scaler.load_state_dict({**old_state, "restart": -1.0})
+
+
+def test_a_state_saved_before_restarts_had_a_direction_plans_both_with_them() -> None:
+    spec = {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "guards": []}
+    spec = Scaler.from_spec(spec).spec
+    before = {
+        "spec": spec,
+        "filter": {"spec": {"name": "raw"}, "state": {}},
+        "guards": [],
+        "operators": 9,
+        "t": 100.0,
+        "running": 9,
+        "restarts": [[60.0, 12.0], [80.0, 6.0]],  # no direction, no "direction" key
+    }
+    scaler = Scaler.from_spec(spec)
+    scaler.load_state_dict(json.loads(json.dumps(before)))
+    state = scaler.state_dict()
+    assert state["direction"] == 1 and state["restarts"] == [[60.0, 12.0], [80.0, 6.0]]
+    decision = scaler.observe(430.0, 101.0, backlog=500.0, running=9)
+    inputs = decision.explain["inputs"]  # type: ignore[index]
+    assert (inputs["restart"], inputs["restart_down"]) == (12.0, 12.0)
+    # A direction other than 1 or -1, anywhere, is refused naming the field; nothing changes.
+    kept = json.dumps(scaler.state_dict())
+    for broken, field in [
+        ({**before, "direction": 0}, "direction=0"),
+        ({**before, "direction": True}, "direction=True"),
+        ({**before, "restarts": [[60.0, 12.0, 2]]}, "restarts="),
+        ({**before, "actuations": [[60.0, 12.0, 1]]}, "actuations="),
+    ]:
+        with pytest.raises(ValueError, match=field):
+            scaler.load_state_dict(broken)
+        assert json.dumps(scaler.state_dict()) == kept
