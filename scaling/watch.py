@@ -58,16 +58,16 @@ class Watch:
         seen = decided if self._running is None else self._running
         landed = False
         if running is not None and last_t is not None and running != seen:
-            self._direction = UP if running > seen else DOWN
+            direction = UP if running > seen else DOWN
             if running == decided and self.decided_at is not None:
                 self._actuations = recorded(self._actuations, t, last_t - self.decided_at)
-                self._landed(last_t)
+                self._landed(last_t, direction)
                 # Dated t, the latest it may have landed (the restart, from the earliest): the
                 # rest of the restart is then the longest it can be, as the restart is.
                 self._late_since, self._late_now = t, 0.0
                 landed = True
             else:  # a count nobody here decided: no delay to learn, but it restarts
-                self._landed(t)
+                self._landed(t, direction)
         self._running = running
         return landed
 
@@ -79,10 +79,16 @@ class Watch:
         elif self.decided_at is None:
             self.decided_at = t
             if not reported:  # no running count reported: taken as landed at once
-                self._landed(t)
+                self._landed(t, UP if operators > running else DOWN)
 
-    def _landed(self, at: float) -> None:
+    def _landed(self, at: float, direction: int) -> None:
+        """A change of the running count at ``at``: a restart still under way is recorded as
+        long as it was seen (a lower bound; dropped, a stall that the next operation cut short
+        was never remembered: a PySpark executor's, on real Spark), and a new one starts."""
+        if self._restart_now is not None:
+            self._restarts = recorded(self._restarts, at, self._restart_now, self._direction)
         self._changed_at, self._restart_now, self.decided_at = at, 0.0, None
+        self._direction = direction
 
     def measure(
         self,

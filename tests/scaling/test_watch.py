@@ -189,6 +189,21 @@ def test_a_second_with_no_work_neither_extends_nor_ends_a_restart() -> None:
     assert watch.state_dict()["restarts"] == [[5.0, 4.0, DOWN]]
 
 
+def test_a_restart_cut_short_by_the_next_landing_is_recorded_as_long_as_it_was_seen() -> None:
+    # On real Spark (docs/benchmarks.md, session 21): an executor added stalled its batch for
+    # 9 s, a scale-down landed before the batch ended, and the stall was never remembered.
+    watch = Watch()
+    watch.seen(0.0, 3, 3, last_t=None)
+    watch.decided(0.0, 3, 6, reported=True)
+    watch.seen(1.0, 6, 6, last_t=0.0)  # landed after 0
+    for t in range(2, 10):  # stalled, 9 s by t = 9
+        watch.measure(float(t), 6, 6, 50.0, backlog=1000.0, processed=0.0)
+    watch.decided(9.0, 6, 5, reported=True)
+    watch.seen(10.0, 5, 5, last_t=9.0)  # the scale-down lands: the stall so far is recorded
+    assert watch.state_dict()["restarts"] == [[9.0, 9.0, UP]]
+    assert watch.restart(10.0, prior=0.0, direction=UP) == 9.0
+
+
 def test_a_restart_is_capped_at_the_cap() -> None:
     watch = decided_at(0.0, 8, 9)
     watch.seen(1.0, 9, 9, last_t=0.0)
