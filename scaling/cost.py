@@ -173,13 +173,6 @@ class Pricer:
         error2, known = outlook.level_error**2, ahead + EXCESS
         backlog = outlook.backlog
 
-        def arrived(t: float) -> float:
-            return (
-                level * t
-                + slope * (t * t / 2.0 if t <= ahead else bend + ahead * (t - ahead))
-                + faded * -expm1(-t / EXCESS)
-            )
-
         def intervals(pause: float) -> tuple[list[Span], list[Span], list[Span], list[float]]:
             """The spans before an operation lands, holding's after, and an operation's whose
             restart lasts ``pause`` s (then its count serves until the horizon); the records
@@ -193,7 +186,12 @@ class Pricer:
             serves = AFTER + (longest - pause)
             afters = _AFTER_SECONDS if serves == AFTER else [serves * e for e in _AFTER_EDGES[1:]]
             edges += [restarted + after for after in afters]
-            by_edge = [arrived(t) for t in edges]
+            by_edge = [
+                level * t
+                + slope * (t * t / 2.0 if t <= ahead else bend + ahead * (t - ahead))
+                + faded * -expm1(-t / EXCESS)
+                for t in edges
+            ]
             base = max(backlog + by_edge[lands] - held * landing, 0.0) - by_edge[lands]
             # Holding, or before an operation lands, the running count serves from the backlog
             # there is now (x = L n0 c); within the restart nothing is served and the pause
