@@ -57,8 +57,6 @@ def recorded(history: History, t: float, seconds: float, direction: int = 0) -> 
     """
     entry = [t, min(seconds, CAP)] if direction == 0 else [t, min(seconds, CAP), direction]
     kept = [*(pair for pair in history if t - pair[0] < MAX_AGE), entry]
-    if direction == 0 and all(len(pair) < 3 for pair in kept):
-        return kept[-HISTORY:]
     newest = {id(pair) for way in (UP, DOWN) for pair in _of(kept, way)[-HISTORY:]}
     return [pair for pair in kept if id(pair) in newest]
 
