@@ -18,8 +18,10 @@ under one policy:
 Before the runs it calibrates how long a row holds its task slot so that an executor handles
 ``--capacity`` rows/s (``benchmarks.e2e.calibration``) and times an executor's start. The
 figures come from Spark's event log (``benchmarks.e2e.measure``); the queue model predicts the
-same run (``benchmarks.e2e.sim``). Writes ``summary.csv``, ``timeline.png`` and Spark's event
-logs (``events/``) under ``--out``; exits 1 if a run lost or doubled a row, 2 on bad input.
+same run (``benchmarks.e2e.sim``). Writes ``summary.csv``, ``timeline.png``, Spark's event
+logs (``events/``) and every sample steadyscale took with the decision after it
+(``decisions-steadyscale.jsonl``) under ``--out``; exits 1 if a run lost or doubled a row, 2 on
+bad input.
 """
 
 from __future__ import annotations
