@@ -38,16 +38,25 @@ class Serve(Server):
 
     def __init__(self, data_dir: Path) -> None:
         self.log = data_dir.parent / "serve.log"
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            grpc_port = int(probe.getsockname()[1])
-        self.target = f"127.0.0.1:{grpc_port}"
-        super().__init__(
-            data_dir,
-            env={"STEADYSCALE_STALENESS": str(STALENESS)},
-            options=["--grpc-port", str(grpc_port), "--log-level", "info"],
-            log=self.log,
-        )
+        # The ports are free when probed, not always when the server binds them: the Spark
+        # tests' JVMs beside these take ephemeral ports too (CI, session 21: "cannot listen on
+        # 127.0.0.1:33701 (--grpc-port ...): Address already in use"). Taken, try new ones.
+        for attempt in range(3):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                grpc_port = int(probe.getsockname()[1])
+            self.target = f"127.0.0.1:{grpc_port}"
+            try:
+                super().__init__(
+                    data_dir,
+                    env={"STEADYSCALE_STALENESS": str(STALENESS)},
+                    options=["--grpc-port", str(grpc_port), "--log-level", "info"],
+                    log=self.log,
+                )
+                return
+            except RuntimeError:
+                if attempt == 2 or "Address already in use" not in self.log.read_text():
+                    raise
 
     def stopped_log(self) -> str:
         """SIGTERM, as Kubernetes sends; the server's log once it has exited."""
