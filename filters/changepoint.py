@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from filters.base import Denoiser, ParameterError, check_number
-from filters.changepoint_state import check_state, packed_cycle
+from filters.changepoint_state import check_state, packed_cycle, weighed
 from filters.level_statistics import (
     censored_gaussian,
     change_start,
@@ -204,6 +204,8 @@ class ChangePoint(Denoiser):
         self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
         self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
         self._recent: deque[float] = deque(maxlen=_RECENT)
+        self._recent_weights: deque[float] = deque(maxlen=_RECENT)  # the samples' weights
+        self._previous_weight = 1.0
         # Residuals of the periodogram window being filled, the mean periodogram, the number
         # of windows in it, and the deviation of the cycle it shows (0: none).
         self._cycle_residuals = array("i")
@@ -236,17 +238,27 @@ class ChangePoint(Denoiser):
         variation = self._covariance - _SIGNIFICANT * sigma * sigma / math.sqrt(horizon)
         return math.sqrt(sigma * sigma * variance + max(variation, 0.0))
 
-    def _update(self, x: float) -> float:
+    def _weighed(self, x: float, weight: float) -> float:
+        most = self.threshold / self.outlier  # no one sample declares a change alone
+        return self._update(x, weight if weight < most else most)
+
+    def _update(self, x: float, weight: float = 1.0) -> float:
         previous = self._previous
         self._previous = x
         self._recent.append(x)
+        self._recent_weights.append(weight)
         zero = 1.0 if x == 0.0 else 0.0
         if previous is None:
-            self._restart(x, 1.0, zero)
+            self._previous_weight = weight
+            self._restart(x * weight, weight, zero * weight)
             return x
-        # Noise: the winsorised mean absolute first difference, as a Gaussian deviation.
+        # Noise: the winsorised mean absolute first difference, as a Gaussian deviation; the
+        # difference of two samples of other weights scaled to that of two of weight 1.
         self._differences = differences = self._differences + 1
         difference = x - previous if x > previous else previous - x
+        pair, self._previous_weight = self._previous_weight, weight
+        if weight != 1.0 or pair != 1.0:
+            difference *= math.sqrt(2.0 / (1.0 / weight + 1.0 / pair))
         if differences > _WARM_UP and difference > _WINSOR_DIFFERENCE * self._sigma:
             difference = _WINSOR_DIFFERENCE * self._sigma
         self._noise += (difference - self._noise) / (
@@ -278,7 +290,7 @@ class ChangePoint(Denoiser):
                 self._cycle_power, self._cycle_windows, residuals, self._cycle_step
             )
         # Two one-sided CUSUMs; each remembers the samples since it last left 0.
-        rise = self._rise + z - allowance
+        rise = self._rise + z * weight - allowance * weight
         if rise > 0.0:
             self._rise = rise
             self._rise_sum += x
@@ -286,7 +298,7 @@ class ChangePoint(Denoiser):
             self._rise_zeros += zero
         elif self._rise_count:
             self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
-        fall = self._fall - z - allowance
+        fall = self._fall - z * weight - allowance * weight
         if fall > 0.0:
             self._fall = fall
             self._fall_sum += x
@@ -297,13 +309,21 @@ class ChangePoint(Denoiser):
         threshold = self.threshold
         if rise > threshold or fall > threshold:
             count = self._rise_count if rise >= fall else self._fall_count
-            window = list(self._recent)[-int(min(count, _RECENT)) :]
-            since = change_start(window, recent_level, math.ceil(threshold / clip))
-            self._restart(sum(since), float(len(since)), float(since.count(0.0)))
+            kept = -int(min(count, _RECENT))
+            window, weights = list(self._recent)[kept:], list(self._recent_weights)[kept:]
+            start = change_start(window, weights, recent_level, math.ceil(threshold / clip))
+            since = list(zip(window[start:], weights[start:], strict=True))
+            self._restart(
+                sum(value * w for value, w in since),
+                sum(w for _, w in since),
+                sum(w for value, w in since if value == 0.0),
+            )
             return self._output()
         memory = self.memory
         horizon = _DRIFT_LOOKS * memory
         keep = 1.0 - 1.0 / memory
+        if weight != 1.0:
+            keep **= weight
         recent = self._recent_weight * keep
         recent2 = self._recent_weight2 * keep * keep
         count = self._weight
@@ -318,15 +338,15 @@ class ChangePoint(Denoiser):
             steps = horizon if differences > horizon else differences
             self._covariance += (residual * self._residual - self._covariance) / steps
             self._residual = residual
-            count += 1.0
-            level += (x - level) / count
-            recent += 1.0
-            recent2 += 1.0
-            recent_level += (x - recent_level) / recent
+            count += weight
+            level += (x - level) * weight / count
+            recent += weight
+            recent2 += weight
+            recent_level += (x - recent_level) * weight / recent
             if zero or self._zeros:
-                self._zeros += (zero - self._zeros) / count
+                self._zeros += (zero - self._zeros) * weight / count
             if zero or self._recent_zeros:
-                self._recent_zeros += (zero - self._recent_zeros) / recent
+                self._recent_zeros += (zero - self._recent_zeros) * weight / recent
             self._weight = count
             self._level = level
             self._recent_level = recent_level
@@ -338,7 +358,10 @@ class ChangePoint(Denoiser):
         difference = recent_level - level
         drift = self._drift
         looks = horizon if count > horizon else count
-        drift += (difference * difference - noise - drift) / looks
+        if weight <= looks:
+            drift += (difference * difference - noise - drift) * weight / looks
+        else:
+            drift = difference * difference - noise
         self._drift = drift
         drift = evident_drift(drift, noise, looks / memory)
         if drift <= 0.0:
@@ -380,7 +403,9 @@ class ChangePoint(Denoiser):
     def _import_state(self, values: dict[str, Any]) -> None:
         # Field names are checked by the generic import; the values are checked here, so that a
         # state edited or corrupted in storage is refused instead of producing nonsense.
-        if isinstance(values, dict) and set(values) == set(self._learned()):
+        learned = set(self._learned())
+        values = weighed(values, learned)
+        if isinstance(values, dict) and set(values) == learned:
             values = check_state(values, recent=_RECENT, to_sigma=_TO_SIGMA)
         super()._import_state(values)
 

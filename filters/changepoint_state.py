@@ -55,7 +55,7 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
     def refuse(field: str, rule: str) -> NoReturn:
         raise ValueError(f"changepoint: {field}={values[field]!r} is not allowed: {rule}")
 
-    sequences = ("_previous", "_recent", "_cycle_residuals", "_cycle_power")
+    sequences = ("_previous", "_recent", "_recent_weights", "_cycle_residuals", "_cycle_power")
     numbers = [key for key in values if key not in sequences]
     for field in numbers:
         if not _is_finite_number(values[field]):
@@ -68,6 +68,15 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
     kept = values["_recent"]
     if not isinstance(kept, list) or len(kept) > recent or not all(map(_is_finite_number, kept)):
         refuse("_recent", f"it must be a list of at most {recent} finite numbers")
+    weights = values["_recent_weights"]
+    if (
+        not isinstance(weights, list)
+        or len(weights) != len(kept)
+        or not all(_is_finite_number(w) and w > 0 for w in weights)
+    ):
+        refuse("_recent_weights", "it must be a list of finite numbers > 0, one per _recent")
+    if not values["_previous_weight"] > 0:
+        refuse("_previous_weight", "it must be > 0")
     residuals = unpacked(values["_cycle_residuals"], "<i4")
     if residuals is None or len(residuals) >= WINDOW:
         refuse("_cycle_residuals", f"it must be base64 of fewer than {WINDOW} little-endian int32")
@@ -103,3 +112,15 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
         if values[f"{side}_zeros"] > values[f"{side}_count"]:
             refuse(f"{side}_zeros", f"it must not exceed {side}_count")
     return {**values, "_cycle_residuals": array("i", residuals.tolist()), "_cycle_power": power}
+
+
+def weighed(values: Any, learned: set[str]) -> Any:
+    """A state from before samples had weights (without ``_recent_weights`` and
+    ``_previous_weight``, and every other field of ``learned``), as the weights it was taken
+    with: 1 for every sample. Anything else unchanged (the import then names what is wrong)."""
+    new = {"_recent_weights", "_previous_weight"}
+    if not isinstance(values, dict) or set(values) | new != learned or new & set(values):
+        return values
+    recent = values["_recent"]
+    ones = [1.0] * len(recent) if isinstance(recent, list) else recent
+    return {**values, "_recent_weights": ones, "_previous_weight": 1.0}

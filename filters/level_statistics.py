@@ -8,22 +8,29 @@ from statistics import NormalDist
 _NORMAL = NormalDist()
 
 
-def change_start(samples: list[float], level: float, shortest: int) -> list[float]:
-    """The samples after the most likely start of a change away from ``level``.
+def change_start(samples: list[float], weights: list[float], level: float, shortest: float) -> int:
+    """Where the most likely change away from ``level`` starts in ``samples``: an index.
 
     The statistic left 0 when the change began or earlier (noise may have lifted it first).
-    Among the suffixes of ``samples`` at least ``shortest`` long (a change is never declared
-    on fewer), the one whose sum of residuals is largest relative to the square root of its
-    length (the likelihood ratio of a shifted mean) is the change.
+    Among the suffixes of ``samples`` whose ``weights`` (each a sample's: the typical sampling
+    intervals it covers) sum to at least ``shortest`` (a change is never declared on fewer), the
+    one whose weighted sum of residuals is largest relative to the square root of its weight
+    (the likelihood ratio of a shifted mean) is the change.
+
+    >>> change_start([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 1.0], 100.0, 2)
+    2
+    >>> change_start([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 2.0], 100.0, 3)  # 3 at least
+    2
     """
-    best, start, total = -1.0, 0, 0.0
+    best, start, total, length = -1.0, 0, 0.0, 0.0
     for index in range(len(samples) - 1, -1, -1):
-        total += samples[index] - level
-        length = len(samples) - index
+        weight = weights[index]
+        total += (samples[index] - level) * weight
+        length += weight
         score = total * total / length
         if length >= shortest and score > best:
             best, start = score, index
-    return samples[start:]
+    return start
 
 
 def evident_drift(drift: float, noise: float, looks: float) -> float:
