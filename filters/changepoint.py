@@ -13,7 +13,7 @@ from filters.base import Denoiser, ParameterError, check_number
 from filters.changepoint_state import check_state, packed_cycle, weighed
 from filters.level_statistics import (
     censored_gaussian,
-    change_start,
+    change_since,
     drift_share,
     evident_drift,
 )
@@ -200,9 +200,9 @@ class ChangePoint(Denoiser):
         self._drift = 0.0  # mean excess of (recent level - level)^2 over its noise variance
         self._residual = 0.0  # the last accepted sample's residual from the recent level
         self._covariance = 0.0  # mean product of consecutive residuals
-        # The CUSUM statistics, and the sum, count and zeros of the samples since each left 0.
-        self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
-        self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+        # The CUSUM statistics, and the samples since each left 0.
+        self._rise = self._rise_count = 0.0
+        self._fall = self._fall_count = 0.0
         self._recent: deque[float] = deque(maxlen=_RECENT)
         self._recent_weights: deque[float] = deque(maxlen=_RECENT)  # the samples' weights
         self._previous_weight = 1.0
@@ -293,31 +293,21 @@ class ChangePoint(Denoiser):
         rise = self._rise + z * weight - allowance * weight
         if rise > 0.0:
             self._rise = rise
-            self._rise_sum += x
             self._rise_count += 1.0
-            self._rise_zeros += zero
         elif self._rise_count:
-            self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
+            self._rise = self._rise_count = 0.0
         fall = self._fall - z * weight - allowance * weight
         if fall > 0.0:
             self._fall = fall
-            self._fall_sum += x
             self._fall_count += 1.0
-            self._fall_zeros += zero
         elif self._fall_count:
-            self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+            self._fall = self._fall_count = 0.0
         threshold = self.threshold
         if rise > threshold or fall > threshold:
             count = self._rise_count if rise >= fall else self._fall_count
             kept = -int(min(count, _RECENT))
             window, weights = list(self._recent)[kept:], list(self._recent_weights)[kept:]
-            start = change_start(window, weights, recent_level, math.ceil(threshold / clip))
-            since = list(zip(window[start:], weights[start:], strict=True))
-            self._restart(
-                sum(value * w for value, w in since),
-                sum(w for _, w in since),
-                sum(w for value, w in since if value == 0.0),
-            )
+            self._restart(*change_since(window, weights, recent_level, math.ceil(threshold / clip)))
             return self._output()
         memory = self.memory
         horizon = _DRIFT_LOOKS * memory
@@ -416,5 +406,5 @@ class ChangePoint(Denoiser):
         self._drift = 0.0
         # The residuals before a change was declared are its transient, not a cycle.
         del self._cycle_residuals[:]
-        self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
-        self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+        self._rise = self._rise_count = 0.0
+        self._fall = self._fall_count = 0.0

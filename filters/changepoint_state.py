@@ -108,19 +108,28 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
             "_recent_weight",
             "it is 0 exactly when _weight is, and _recent_weight2 <= _recent_weight ** 2",
         )
-    for side in ("_rise", "_fall"):
-        if values[f"{side}_zeros"] > values[f"{side}_count"]:
-            refuse(f"{side}_zeros", f"it must not exceed {side}_count")
     return {**values, "_cycle_residuals": array("i", residuals.tolist()), "_cycle_power": power}
 
 
+# Fields of a state from before samples had weights (2026-11-27) that no step read: the sums and
+# zeros of the samples since each CUSUM left 0.
+UNREAD = ("_rise_sum", "_rise_zeros", "_fall_sum", "_fall_zeros")
+WEIGHTS = ("_recent_weights", "_previous_weight")
+
+
 def weighed(values: Any, learned: set[str]) -> Any:
-    """A state from before samples had weights (without ``_recent_weights`` and
-    ``_previous_weight``, and every other field of ``learned``), as the weights it was taken
-    with: 1 for every sample. Anything else unchanged (the import then names what is wrong)."""
-    new = {"_recent_weights", "_previous_weight"}
-    if not isinstance(values, dict) or set(values) | new != learned or new & set(values):
+    """A state from before samples had weights (every field of ``learned`` but ``WEIGHTS``,
+    and ``UNREAD``) as it loads now: every sample of weight 1, as they were, and the fields no
+    step read left out. Anything else unchanged (the import then names what is wrong).
+
+    >>> old = {"_recent": [3.0, 4.0], "_rise_sum": 0.0, "_rise_zeros": 0.0, "_fall_sum": 0.0,
+    ...        "_fall_zeros": 0.0}
+    >>> weighed(old, {"_recent", *WEIGHTS})
+    {'_recent': [3.0, 4.0], '_recent_weights': [1.0, 1.0], '_previous_weight': 1.0}
+    """
+    if not isinstance(values, dict) or set(values) != (learned - set(WEIGHTS)) | set(UNREAD):
         return values
     recent = values["_recent"]
+    kept = {key: value for key, value in values.items() if key not in UNREAD}
     ones = [1.0] * len(recent) if isinstance(recent, list) else recent
-    return {**values, "_recent_weights": ones, "_previous_weight": 1.0}
+    return {**kept, "_recent_weights": ones, "_previous_weight": 1.0}

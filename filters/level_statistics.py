@@ -8,19 +8,22 @@ from statistics import NormalDist
 _NORMAL = NormalDist()
 
 
-def change_start(samples: list[float], weights: list[float], level: float, shortest: float) -> int:
-    """Where the most likely change away from ``level`` starts in ``samples``: an index.
+def change_since(
+    samples: list[float], weights: list[float], level: float, shortest: float
+) -> tuple[float, float, float]:
+    """The samples after the most likely start of a change away from ``level``, summed: their
+    weighted sum, their weight and the weight of those that are 0.
 
     The statistic left 0 when the change began or earlier (noise may have lifted it first).
     Among the suffixes of ``samples`` whose ``weights`` (each a sample's: the typical sampling
-    intervals it covers) sum to at least ``shortest`` (a change is never declared on fewer), the
+    intervals it covers) sum to at least ``shortest`` (a change is never declared on less), the
     one whose weighted sum of residuals is largest relative to the square root of its weight
     (the likelihood ratio of a shifted mean) is the change.
 
-    >>> change_start([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 1.0], 100.0, 2)
-    2
-    >>> change_start([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 2.0], 100.0, 3)  # 3 at least
-    2
+    >>> change_since([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 1.0], 100.0, 2)
+    (359.0, 2.0, 0.0)
+    >>> change_since([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 2.0], 100.0, 3)  # 3 at least
+    (538.0, 3.0, 0.0)
     """
     best, start, total, length = -1.0, 0, 0.0, 0.0
     for index in range(len(samples) - 1, -1, -1):
@@ -30,7 +33,12 @@ def change_start(samples: list[float], weights: list[float], level: float, short
         score = total * total / length
         if length >= shortest and score > best:
             best, start = score, index
-    return start
+    since = list(zip(samples[start:], weights[start:], strict=True))
+    return (
+        sum(value * weight for value, weight in since),
+        sum(weight for _, weight in since),
+        sum((weight for value, weight in since if value == 0.0), 0.0),
+    )
 
 
 def evident_drift(drift: float, noise: float, looks: float) -> float:

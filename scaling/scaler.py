@@ -10,9 +10,9 @@ from typing import Any
 
 from filters import Denoiser
 from filters.base import check_number, reject
+from scaling.cadence import Cadence
 from scaling.choice import Choice, choose
 from scaling.cost import AFTER, EXCESS
-from scaling.cadence import Cadence
 from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
