@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from filters.base import Denoiser, ParameterError, check_number
-from filters.changepoint_state import check_state, packed_cycle, weighed
+from filters.base import Denoiser, check_number
+from filters.changepoint_state import loadable, packed_cycle
 from filters.level_statistics import (
     censored_gaussian,
     change_since,
     drift_share,
     evident_drift,
+    level_spread,
 )
 from filters.seasonality import QUANTA, WINDOW, fold, quantise
 
@@ -32,9 +33,6 @@ _NOISE_MEMORY = 120
 # and of variation average: under no drift the drift estimate then errs by about sqrt(2/10) of
 # its noise variance.
 _DRIFT_LOOKS = 10.0
-# Standard errors by which the lag-1 covariance of the residuals must exceed 0 before it
-# counts as variation of the level (under pure noise it is 0, with error sigma^2 / sqrt(n)).
-_SIGNIFICANT = 2.0
 # The least allowance, in noise deviations: resolution / (2 sigma) alone falls to 0.07 under
 # noise of 7 capacities (nyc_taxi at SNR 1), where noise alone declared a change about once per
 # 3,000 samples and the level restarted from its most extreme samples (docs/default.md). Smaller
@@ -111,6 +109,11 @@ class ChangePoint(Denoiser):
        the noise floor, the output is the level plus half the cycle's deviation :math:`d`, so
        that a count holds through most of the cycle instead of following it.
 
+    A sample ``weighed`` w (it covers w of the stream's typical sampling intervals, as a slow
+    micro-batch does; at most ``threshold / outlier``, so that none declares a change alone)
+    counts w times in :math:`L`, :math:`E` (which forgets per interval), the CUSUMs and the
+    drift; a difference is scaled to that of two samples of weight 1 (``scaling.cadence``).
+
     The output is :math:`\\mu` (plus :math:`d / 2` while a cycle stands out). ``spread`` is
     the uncertainty of the volume the level stands for: its standard error
     :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}` and, in quadrature, the variation
@@ -165,16 +168,8 @@ class ChangePoint(Denoiser):
         outlier: float = 3.0,
         memory: float = 80.0,
     ) -> None:
-        if resolution is not None:
-            try:
-                check_number(self.name, "resolution", resolution, exclusive_minimum=True, minimum=0)
-            except ParameterError as error:
-                raise ParameterError(
-                    f"{error}, or None",
-                    param=error.param,
-                    value=error.value,
-                    allowed=f"{error.allowed}, or None",
-                ) from None
+        check_number(self.name, "resolution", resolution, minimum=0, exclusive_minimum=True,
+                     nullable=True)  # fmt: skip
         check_number(self.name, "threshold", threshold, minimum=0, exclusive_minimum=True)
         check_number(self.name, "outlier", outlier, minimum=0, exclusive_minimum=True)
         check_number(self.name, "memory", memory, minimum=1)
@@ -191,12 +186,12 @@ class ChangePoint(Denoiser):
         self._sigma = 0.0  # the noise deviation it gives
         self._level = 0.0  # mean of the samples in the level, as observed
         self._zeros = 0.0  # share of them that are exactly 0
-        self._weight = 0.0  # their number
+        self._weight = 0.0  # their weight: their number, where each weighs 1
         # The same samples, older ones forgotten: the recent level, which follows a drift.
         self._recent_level = 0.0
         self._recent_zeros = 0.0
         self._recent_weight = 0.0  # sum of the sample weights
-        self._recent_weight2 = 0.0  # sum of their squares, for the effective count
+        self._recent_weight2 = 0.0  # of their squares over the weights, for the effective count
         self._drift = 0.0  # mean excess of (recent level - level)^2 over its noise variance
         self._residual = 0.0  # the last accepted sample's residual from the recent level
         self._covariance = 0.0  # mean product of consecutive residuals
@@ -231,12 +226,8 @@ class ChangePoint(Denoiser):
         if self._differences < _WARM_UP:
             return None
         mean, zeros, variance = self._blend()
-        sigma = self._sigma
-        if zeros > 0.0:
-            sigma = max(sigma, censored_gaussian(mean, zeros)[1])
         horizon = min(self._differences, _DRIFT_LOOKS * self.memory)
-        variation = self._covariance - _SIGNIFICANT * sigma * sigma / math.sqrt(horizon)
-        return math.sqrt(sigma * sigma * variance + max(variation, 0.0))
+        return level_spread(self._sigma, mean, zeros, variance, self._covariance, horizon)
 
     def _weighed(self, x: float, weight: float) -> float:
         most = self.threshold / self.outlier  # no one sample declares a change alone
@@ -391,13 +382,8 @@ class ChangePoint(Denoiser):
         return mean + _CYCLE_SHARE * self._cycle
 
     def _import_state(self, values: dict[str, Any]) -> None:
-        # Field names are checked by the generic import; the values are checked here, so that a
-        # state edited or corrupted in storage is refused instead of producing nonsense.
         learned = set(self._learned())
-        values = weighed(values, learned)
-        if isinstance(values, dict) and set(values) == learned:
-            values = check_state(values, recent=_RECENT, to_sigma=_TO_SIGMA)
-        super()._import_state(values)
+        super()._import_state(loadable(values, learned, recent=_RECENT, to_sigma=_TO_SIGMA))
 
     def _restart(self, total: float, count: float, zeros: float) -> None:
         self._level = self._recent_level = total / count

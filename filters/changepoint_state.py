@@ -133,3 +133,13 @@ def weighed(values: Any, learned: set[str]) -> Any:
     kept = {key: value for key, value in values.items() if key not in UNREAD}
     ones = [1.0] * len(recent) if isinstance(recent, list) else recent
     return {**kept, "_recent_weights": ones, "_previous_weight": 1.0}
+
+
+def loadable(values: Any, learned: set[str], *, recent: int, to_sigma: float) -> Any:
+    """``values`` as the generic import takes them: a state from before weights mapped
+    (``weighed``), the values of one with every field of ``learned`` checked (``check_state``:
+    refused rather than producing nonsense); the field names are the import's to check."""
+    values = weighed(values, learned)
+    if isinstance(values, dict) and set(values) == learned:
+        values = check_state(values, recent=recent, to_sigma=to_sigma)
+    return values

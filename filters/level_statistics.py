@@ -6,6 +6,9 @@ import math
 from statistics import NormalDist
 
 _NORMAL = NormalDist()
+# Standard errors by which the lag-1 covariance of the residuals must exceed 0 before it
+# counts as variation of the level (under pure noise it is 0, with error sigma^2 / sqrt(n)).
+SIGNIFICANT = 2.0
 
 
 def change_since(
@@ -97,3 +100,21 @@ def censored_gaussian(observed_mean: float, zero_share: float) -> tuple[float, f
     a = -_NORMAL.inv_cdf(zero_share)
     sigma = observed_mean / (a * _NORMAL.cdf(a) + _NORMAL.pdf(a))
     return max(a * sigma, 0.0), sigma
+
+
+def level_spread(
+    sigma: float, mean: float, zeros: float, variance: float, covariance: float, horizon: float
+) -> float:
+    """The uncertainty of the volume a level stands for: the level's standard error
+    (``variance`` in units of the noise's ``sigma``², which a share of ``zeros`` in the level
+    says is at least that of the Gaussian clipped at 0 to ``mean``) and, in quadrature, the
+    lag-1 ``covariance`` of the residuals over ``horizon`` samples beyond ``SIGNIFICANT``
+    standard errors: the variation the level does not follow (pure noise leaves it at 0).
+
+    >>> level_spread(10.0, 300.0, 0.0, 0.01, covariance=0.0, horizon=100.0)  # 10 / sqrt(100)
+    1.0
+    """
+    if zeros > 0.0:
+        sigma = max(sigma, censored_gaussian(mean, zeros)[1])
+    variation = covariance - SIGNIFICANT * sigma * sigma / math.sqrt(horizon)
+    return math.sqrt(sigma * sigma * variance + max(variation, 0.0))
