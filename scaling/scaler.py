@@ -33,7 +33,9 @@ class Scaler:
 
     1. refuses a ``volume`` that is not a finite number >= 0, or a ``t`` that is not a finite
        number greater than the previous ``t`` (``ValueError``, and nothing changes);
-    2. filters it, ``filtered = filter.update(volume)``, and smooths the level's slope;
+    2. filters it, ``filtered = filter.weighed(volume, weight)`` with the sample's weight, the
+       interval it covers over the stream's typical one (``scaling.cadence``), and smooths
+       the level's slope;
     3. decides:
 
        * a volume alone (no ``backlog``): ``policy.needed(filtered)``, the paper's threshold,
@@ -41,7 +43,7 @@ class Scaler:
        * a stage that reports its ``backlog``: the count of least expected cost over the
          horizon an operation covers (``scaling.choice.choose``, ``scaling.cost``), from the
          level, its error (``scaling.measure.level_error``) and slope, the arrivals' variance
-         per second (the filter's noise estimate × the sampling interval), the backlog, the
+         per second (the filter's noise estimate × the typical interval), the backlog, the
          running count, a decision not yet running, and the restart, the actuation delay
          and the late seconds an operation brings, measured from what the job reports
          (``scaling.watch``), and how fast the level wanders (``scaling.measure.wandered``);
