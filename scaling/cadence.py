@@ -42,16 +42,12 @@ class Cadence:
     def __init__(self, intervals: list[float] | None = None) -> None:
         self._intervals: deque[float] = deque(intervals or (), maxlen=INTERVALS)
         self._sorted = sorted(self._intervals)
+        self._typical = self._median()
 
     @property
     def typical(self) -> float:
         """The median of the intervals kept, seconds (1 before any)."""
-        ordered = self._sorted
-        size = len(ordered)
-        if not size:
-            return 1.0
-        half = size // 2
-        return ordered[half] if size % 2 else (ordered[half - 1] + ordered[half]) / 2.0
+        return self._typical
 
     @property
     def intervals(self) -> list[float]:
@@ -61,10 +57,22 @@ class Cadence:
     def seen(self, interval: float) -> float:
         """Take the interval (seconds, > 0) since the last sample; the sample's weight, the
         interval over the typical one then (1 within ``JITTER``)."""
-        kept, ordered = self._intervals, self._sorted
-        if len(kept) == INTERVALS:
-            del ordered[bisect_left(ordered, kept.popleft())]
+        kept = self._intervals
+        oldest = kept.popleft() if len(kept) == INTERVALS else None
         kept.append(interval)
-        insort(ordered, interval)
-        weight = interval / self.typical
+        if oldest != interval:  # an even stream's intervals leave the median as it was
+            ordered = self._sorted
+            if oldest is not None:
+                del ordered[bisect_left(ordered, oldest)]
+            insort(ordered, interval)
+            self._typical = self._median()
+        weight = interval / self._typical
         return 1.0 if 1.0 - JITTER < weight < 1.0 + JITTER else weight
+
+    def _median(self) -> float:
+        ordered = self._sorted
+        size = len(ordered)
+        if not size:
+            return 1.0
+        half = size // 2
+        return ordered[half] if size % 2 else (ordered[half - 1] + ordered[half]) / 2.0
