@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 
-from filters import make_filter
 from filters.changepoint import ChangePoint
 from filters.changepoint_state import UNREAD
 
@@ -60,12 +59,6 @@ def test_a_noise_estimate_from_long_samples_is_that_of_typical_ones() -> None:
     for _ in range(600):
         f.weighed(float(500.0 + rng.normal(0.0, 40.0 / math.sqrt(4.0))), 4.0)
     assert f.noise == pytest.approx(40.0, rel=0.1)
-
-
-@pytest.mark.parametrize("name", ["tvd", "ewma", "moving_median", "ekf"])
-def test_filters_that_count_samples_take_a_weighed_sample_as_one(name: str) -> None:
-    counted, weighed = make_filter(name), make_filter(name)
-    assert [weighed.weighed(x, 7.5) for x in SERIES] == [counted.update(x) for x in SERIES]
 
 
 @pytest.mark.parametrize("weight", [0.0, -1.0, math.nan, math.inf, "2", None, True])
