@@ -98,6 +98,18 @@ class Denoiser(Configurable, abc.ABC):
         """Feed one sample (a finite number) and return the filtered value as a ``float``."""
         return self._update(_finite_sample(x, "x"))
 
+    def weighed(self, x: float, weight: float) -> float:
+        """``update(x)`` for a sample that covers ``weight`` (a number > 0) of the stream's
+        typical sampling intervals: a micro-batch that ran three times as long as most is a
+        mean over three times the seconds, and weighs 3. A filter that counts samples
+        (every one but ``changepoint``) takes it as one, whatever its weight."""
+        if type(weight) is not float or not 0.0 < weight < math.inf:
+            check_number(self.name, "weight", weight, minimum=0, exclusive_minimum=True)
+        return self._weighed(_finite_sample(x, "x"), float(weight))
+
+    def _weighed(self, x: float, weight: float) -> float:
+        return self._update(x)
+
     def filter(self, xs: Iterable[float]) -> np.ndarray:
         """Feed many samples in order; same result as calling ``update`` on each.
 

@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from filters.base import Denoiser, ParameterError, check_number
-from filters.changepoint_state import check_state, packed_cycle
+from filters.base import Denoiser, check_number
+from filters.changepoint_state import loadable, packed_cycle
 from filters.level_statistics import (
     censored_gaussian,
-    change_start,
+    change_since,
     drift_share,
     evident_drift,
+    level_spread,
 )
 from filters.seasonality import QUANTA, WINDOW, fold, quantise
 
@@ -32,9 +33,6 @@ _NOISE_MEMORY = 120
 # and of variation average: under no drift the drift estimate then errs by about sqrt(2/10) of
 # its noise variance.
 _DRIFT_LOOKS = 10.0
-# Standard errors by which the lag-1 covariance of the residuals must exceed 0 before it
-# counts as variation of the level (under pure noise it is 0, with error sigma^2 / sqrt(n)).
-_SIGNIFICANT = 2.0
 # The least allowance, in noise deviations: resolution / (2 sigma) alone falls to 0.07 under
 # noise of 7 capacities (nyc_taxi at SNR 1), where noise alone declared a change about once per
 # 3,000 samples and the level restarted from its most extreme samples (docs/default.md). Smaller
@@ -111,6 +109,11 @@ class ChangePoint(Denoiser):
        the noise floor, the output is the level plus half the cycle's deviation :math:`d`, so
        that a count holds through most of the cycle instead of following it.
 
+    A sample ``weighed`` w (it covers w of the stream's typical sampling intervals, as a slow
+    micro-batch does; at most ``threshold / outlier``, so that none declares a change alone)
+    counts w times in :math:`L`, :math:`E` (which forgets per interval), the CUSUMs and the
+    drift; a difference is scaled to that of two samples of weight 1 (``scaling.cadence``).
+
     The output is :math:`\\mu` (plus :math:`d / 2` while a cycle stands out). ``spread`` is
     the uncertainty of the volume the level stands for: its standard error
     :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}` and, in quadrature, the variation
@@ -165,16 +168,8 @@ class ChangePoint(Denoiser):
         outlier: float = 3.0,
         memory: float = 80.0,
     ) -> None:
-        if resolution is not None:
-            try:
-                check_number(self.name, "resolution", resolution, exclusive_minimum=True, minimum=0)
-            except ParameterError as error:
-                raise ParameterError(
-                    f"{error}, or None",
-                    param=error.param,
-                    value=error.value,
-                    allowed=f"{error.allowed}, or None",
-                ) from None
+        check_number(self.name, "resolution", resolution, minimum=0, exclusive_minimum=True,
+                     nullable=True)  # fmt: skip
         check_number(self.name, "threshold", threshold, minimum=0, exclusive_minimum=True)
         check_number(self.name, "outlier", outlier, minimum=0, exclusive_minimum=True)
         check_number(self.name, "memory", memory, minimum=1)
@@ -191,19 +186,21 @@ class ChangePoint(Denoiser):
         self._sigma = 0.0  # the noise deviation it gives
         self._level = 0.0  # mean of the samples in the level, as observed
         self._zeros = 0.0  # share of them that are exactly 0
-        self._weight = 0.0  # their number
+        self._weight = 0.0  # their weight: their number, where each weighs 1
         # The same samples, older ones forgotten: the recent level, which follows a drift.
         self._recent_level = 0.0
         self._recent_zeros = 0.0
         self._recent_weight = 0.0  # sum of the sample weights
-        self._recent_weight2 = 0.0  # sum of their squares, for the effective count
+        self._recent_weight2 = 0.0  # of their squares over the weights, for the effective count
         self._drift = 0.0  # mean excess of (recent level - level)^2 over its noise variance
         self._residual = 0.0  # the last accepted sample's residual from the recent level
         self._covariance = 0.0  # mean product of consecutive residuals
-        # The CUSUM statistics, and the sum, count and zeros of the samples since each left 0.
-        self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
-        self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+        # The CUSUM statistics, and the samples since each left 0.
+        self._rise = self._rise_count = 0.0
+        self._fall = self._fall_count = 0.0
         self._recent: deque[float] = deque(maxlen=_RECENT)
+        self._recent_weights: deque[float] = deque(maxlen=_RECENT)  # the samples' weights
+        self._previous_weight = 1.0
         # Residuals of the periodogram window being filled, the mean periodogram, the number
         # of windows in it, and the deviation of the cycle it shows (0: none).
         self._cycle_residuals = array("i")
@@ -229,24 +226,30 @@ class ChangePoint(Denoiser):
         if self._differences < _WARM_UP:
             return None
         mean, zeros, variance = self._blend()
-        sigma = self._sigma
-        if zeros > 0.0:
-            sigma = max(sigma, censored_gaussian(mean, zeros)[1])
         horizon = min(self._differences, _DRIFT_LOOKS * self.memory)
-        variation = self._covariance - _SIGNIFICANT * sigma * sigma / math.sqrt(horizon)
-        return math.sqrt(sigma * sigma * variance + max(variation, 0.0))
+        return level_spread(self._sigma, mean, zeros, variance, self._covariance, horizon)
 
-    def _update(self, x: float) -> float:
+    def _weighed(self, x: float, weight: float) -> float:
+        most = self.threshold / self.outlier  # no one sample declares a change alone
+        return self._update(x, weight if weight < most else most)
+
+    def _update(self, x: float, weight: float = 1.0) -> float:
         previous = self._previous
         self._previous = x
         self._recent.append(x)
+        self._recent_weights.append(weight)
         zero = 1.0 if x == 0.0 else 0.0
         if previous is None:
-            self._restart(x, 1.0, zero)
+            self._previous_weight = weight
+            self._restart(x * weight, weight, zero * weight)
             return x
-        # Noise: the winsorised mean absolute first difference, as a Gaussian deviation.
+        # Noise: the winsorised mean absolute first difference, as a Gaussian deviation; the
+        # difference of two samples of other weights scaled to that of two of weight 1.
         self._differences = differences = self._differences + 1
         difference = x - previous if x > previous else previous - x
+        pair, self._previous_weight = self._previous_weight, weight
+        if weight != 1.0 or pair != 1.0:
+            difference *= math.sqrt(2.0 / (1.0 / weight + 1.0 / pair))
         if differences > _WARM_UP and difference > _WINSOR_DIFFERENCE * self._sigma:
             difference = _WINSOR_DIFFERENCE * self._sigma
         self._noise += (difference - self._noise) / (
@@ -278,32 +281,30 @@ class ChangePoint(Denoiser):
                 self._cycle_power, self._cycle_windows, residuals, self._cycle_step
             )
         # Two one-sided CUSUMs; each remembers the samples since it last left 0.
-        rise = self._rise + z - allowance
+        rise = self._rise + z * weight - allowance * weight
         if rise > 0.0:
             self._rise = rise
-            self._rise_sum += x
             self._rise_count += 1.0
-            self._rise_zeros += zero
         elif self._rise_count:
-            self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
-        fall = self._fall - z - allowance
+            self._rise = self._rise_count = 0.0
+        fall = self._fall - z * weight - allowance * weight
         if fall > 0.0:
             self._fall = fall
-            self._fall_sum += x
             self._fall_count += 1.0
-            self._fall_zeros += zero
         elif self._fall_count:
-            self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+            self._fall = self._fall_count = 0.0
         threshold = self.threshold
         if rise > threshold or fall > threshold:
             count = self._rise_count if rise >= fall else self._fall_count
-            window = list(self._recent)[-int(min(count, _RECENT)) :]
-            since = change_start(window, recent_level, math.ceil(threshold / clip))
-            self._restart(sum(since), float(len(since)), float(since.count(0.0)))
+            kept = -int(min(count, _RECENT))
+            window, weights = list(self._recent)[kept:], list(self._recent_weights)[kept:]
+            self._restart(*change_since(window, weights, recent_level, math.ceil(threshold / clip)))
             return self._output()
         memory = self.memory
         horizon = _DRIFT_LOOKS * memory
         keep = 1.0 - 1.0 / memory
+        if weight != 1.0:
+            keep **= weight
         recent = self._recent_weight * keep
         recent2 = self._recent_weight2 * keep * keep
         count = self._weight
@@ -318,15 +319,15 @@ class ChangePoint(Denoiser):
             steps = horizon if differences > horizon else differences
             self._covariance += (residual * self._residual - self._covariance) / steps
             self._residual = residual
-            count += 1.0
-            level += (x - level) / count
-            recent += 1.0
-            recent2 += 1.0
-            recent_level += (x - recent_level) / recent
+            count += weight
+            level += (x - level) * weight / count
+            recent += weight
+            recent2 += weight
+            recent_level += (x - recent_level) * weight / recent
             if zero or self._zeros:
-                self._zeros += (zero - self._zeros) / count
+                self._zeros += (zero - self._zeros) * weight / count
             if zero or self._recent_zeros:
-                self._recent_zeros += (zero - self._recent_zeros) / recent
+                self._recent_zeros += (zero - self._recent_zeros) * weight / recent
             self._weight = count
             self._level = level
             self._recent_level = recent_level
@@ -338,7 +339,10 @@ class ChangePoint(Denoiser):
         difference = recent_level - level
         drift = self._drift
         looks = horizon if count > horizon else count
-        drift += (difference * difference - noise - drift) / looks
+        if weight <= looks:
+            drift += (difference * difference - noise - drift) * weight / looks
+        else:
+            drift = difference * difference - noise
         self._drift = drift
         drift = evident_drift(drift, noise, looks / memory)
         if drift <= 0.0:
@@ -378,11 +382,8 @@ class ChangePoint(Denoiser):
         return mean + _CYCLE_SHARE * self._cycle
 
     def _import_state(self, values: dict[str, Any]) -> None:
-        # Field names are checked by the generic import; the values are checked here, so that a
-        # state edited or corrupted in storage is refused instead of producing nonsense.
-        if isinstance(values, dict) and set(values) == set(self._learned()):
-            values = check_state(values, recent=_RECENT, to_sigma=_TO_SIGMA)
-        super()._import_state(values)
+        learned = set(self._learned())
+        super()._import_state(loadable(values, learned, recent=_RECENT, to_sigma=_TO_SIGMA))
 
     def _restart(self, total: float, count: float, zeros: float) -> None:
         self._level = self._recent_level = total / count
@@ -391,5 +392,5 @@ class ChangePoint(Denoiser):
         self._drift = 0.0
         # The residuals before a change was declared are its transient, not a cycle.
         del self._cycle_residuals[:]
-        self._rise = self._rise_sum = self._rise_count = self._rise_zeros = 0.0
-        self._fall = self._fall_sum = self._fall_count = self._fall_zeros = 0.0
+        self._rise = self._rise_count = 0.0
+        self._fall = self._fall_count = 0.0

@@ -55,7 +55,7 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
     def refuse(field: str, rule: str) -> NoReturn:
         raise ValueError(f"changepoint: {field}={values[field]!r} is not allowed: {rule}")
 
-    sequences = ("_previous", "_recent", "_cycle_residuals", "_cycle_power")
+    sequences = ("_previous", "_recent", "_recent_weights", "_cycle_residuals", "_cycle_power")
     numbers = [key for key in values if key not in sequences]
     for field in numbers:
         if not _is_finite_number(values[field]):
@@ -68,6 +68,15 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
     kept = values["_recent"]
     if not isinstance(kept, list) or len(kept) > recent or not all(map(_is_finite_number, kept)):
         refuse("_recent", f"it must be a list of at most {recent} finite numbers")
+    weights = values["_recent_weights"]
+    if (
+        not isinstance(weights, list)
+        or len(weights) != len(kept)
+        or not all(_is_finite_number(w) and w > 0 for w in weights)
+    ):
+        refuse("_recent_weights", "it must be a list of finite numbers > 0, one per _recent")
+    if not values["_previous_weight"] > 0:
+        refuse("_previous_weight", "it must be > 0")
     residuals = unpacked(values["_cycle_residuals"], "<i4")
     if residuals is None or len(residuals) >= WINDOW:
         refuse("_cycle_residuals", f"it must be base64 of fewer than {WINDOW} little-endian int32")
@@ -99,7 +108,38 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
             "_recent_weight",
             "it is 0 exactly when _weight is, and _recent_weight2 <= _recent_weight ** 2",
         )
-    for side in ("_rise", "_fall"):
-        if values[f"{side}_zeros"] > values[f"{side}_count"]:
-            refuse(f"{side}_zeros", f"it must not exceed {side}_count")
     return {**values, "_cycle_residuals": array("i", residuals.tolist()), "_cycle_power": power}
+
+
+# Fields of a state from before samples had weights (2026-11-27) that no step read: the sums and
+# zeros of the samples since each CUSUM left 0.
+UNREAD = ("_rise_sum", "_rise_zeros", "_fall_sum", "_fall_zeros")
+WEIGHTS = ("_recent_weights", "_previous_weight")
+
+
+def weighed(values: Any, learned: set[str]) -> Any:
+    """A state from before samples had weights (every field of ``learned`` but ``WEIGHTS``,
+    and ``UNREAD``) as it loads now: every sample of weight 1, as they were, and the fields no
+    step read left out. Anything else unchanged (the import then names what is wrong).
+
+    >>> old = {"_recent": [3.0, 4.0], "_rise_sum": 0.0, "_rise_zeros": 0.0, "_fall_sum": 0.0,
+    ...        "_fall_zeros": 0.0}
+    >>> weighed(old, {"_recent", *WEIGHTS})
+    {'_recent': [3.0, 4.0], '_recent_weights': [1.0, 1.0], '_previous_weight': 1.0}
+    """
+    if not isinstance(values, dict) or set(values) != (learned - set(WEIGHTS)) | set(UNREAD):
+        return values
+    recent = values["_recent"]
+    kept = {key: value for key, value in values.items() if key not in UNREAD}
+    ones = [1.0] * len(recent) if isinstance(recent, list) else recent
+    return {**kept, "_recent_weights": ones, "_previous_weight": 1.0}
+
+
+def loadable(values: Any, learned: set[str], *, recent: int, to_sigma: float) -> Any:
+    """``values`` as the generic import takes them: a state from before weights mapped
+    (``weighed``), the values of one with every field of ``learned`` checked (``check_state``:
+    refused rather than producing nonsense); the field names are the import's to check."""
+    values = weighed(values, learned)
+    if isinstance(values, dict) and set(values) == learned:
+        values = check_state(values, recent=recent, to_sigma=to_sigma)
+    return values

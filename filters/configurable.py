@@ -277,9 +277,10 @@ def check_number(
     maximum: float | None = None,
     exclusive_minimum: bool = False,
     integer: bool = False,
+    nullable: bool = False,
 ) -> None:
     """Raise ``ParameterError`` (a ``ValueError``) unless ``value`` is a finite number in the
-    allowed range.
+    allowed range (or None, where ``nullable``).
 
     >>> check_number("ewma", "alpha", 1.5, minimum=0, maximum=1, exclusive_minimum=True)
     Traceback (most recent call last):
@@ -287,6 +288,8 @@ def check_number(
     filters.configurable.ParameterError: ewma: alpha=1.5 is not allowed: alpha must be ... <= 1
     """
     value_type = type(value)
+    if value is None and nullable:
+        return
     if value_type is float or value_type is int:  # a Scaler checks every sample: quickly
         numeric, exact = True, value_type is int
     else:
@@ -315,6 +318,7 @@ def check_number(
         if maximum is not None:
             bounds.append(f"<= {maximum:g}")
         allowed = f"{param} must be {kind}" + (" " + " and ".join(bounds) if bounds else "")
+        allowed += ", or None" if nullable else ""
         raise ParameterError(
             f"{filter_name}: {param}={value!r} is not allowed: {allowed}",
             param=param,

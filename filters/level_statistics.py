@@ -6,24 +6,42 @@ import math
 from statistics import NormalDist
 
 _NORMAL = NormalDist()
+# Standard errors by which the lag-1 covariance of the residuals must exceed 0 before it
+# counts as variation of the level (under pure noise it is 0, with error sigma^2 / sqrt(n)).
+SIGNIFICANT = 2.0
 
 
-def change_start(samples: list[float], level: float, shortest: int) -> list[float]:
-    """The samples after the most likely start of a change away from ``level``.
+def change_since(
+    samples: list[float], weights: list[float], level: float, shortest: float
+) -> tuple[float, float, float]:
+    """The samples after the most likely start of a change away from ``level``, summed: their
+    weighted sum, their weight and the weight of those that are 0.
 
     The statistic left 0 when the change began or earlier (noise may have lifted it first).
-    Among the suffixes of ``samples`` at least ``shortest`` long (a change is never declared
-    on fewer), the one whose sum of residuals is largest relative to the square root of its
-    length (the likelihood ratio of a shifted mean) is the change.
+    Among the suffixes of ``samples`` whose ``weights`` (each a sample's: the typical sampling
+    intervals it covers) sum to at least ``shortest`` (a change is never declared on less), the
+    one whose weighted sum of residuals is largest relative to the square root of its weight
+    (the likelihood ratio of a shifted mean) is the change.
+
+    >>> change_since([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 1.0], 100.0, 2)
+    (359.0, 2.0, 0.0)
+    >>> change_since([100.0, 101.0, 180.0, 179.0], [1.0, 1.0, 1.0, 2.0], 100.0, 3)  # 3 at least
+    (538.0, 3.0, 0.0)
     """
-    best, start, total = -1.0, 0, 0.0
+    best, start, total, length = -1.0, 0, 0.0, 0.0
     for index in range(len(samples) - 1, -1, -1):
-        total += samples[index] - level
-        length = len(samples) - index
+        weight = weights[index]
+        total += (samples[index] - level) * weight
+        length += weight
         score = total * total / length
         if length >= shortest and score > best:
             best, start = score, index
-    return samples[start:]
+    since = list(zip(samples[start:], weights[start:], strict=True))
+    return (
+        sum(value * weight for value, weight in since),
+        sum(weight for _, weight in since),
+        sum((weight for value, weight in since if value == 0.0), 0.0),
+    )
 
 
 def evident_drift(drift: float, noise: float, looks: float) -> float:
@@ -82,3 +100,21 @@ def censored_gaussian(observed_mean: float, zero_share: float) -> tuple[float, f
     a = -_NORMAL.inv_cdf(zero_share)
     sigma = observed_mean / (a * _NORMAL.cdf(a) + _NORMAL.pdf(a))
     return max(a * sigma, 0.0), sigma
+
+
+def level_spread(
+    sigma: float, mean: float, zeros: float, variance: float, covariance: float, horizon: float
+) -> float:
+    """The uncertainty of the volume a level stands for: the level's standard error
+    (``variance`` in units of the noise's ``sigma``², which a share of ``zeros`` in the level
+    says is at least that of the Gaussian clipped at 0 to ``mean``) and, in quadrature, the
+    lag-1 ``covariance`` of the residuals over ``horizon`` samples beyond ``SIGNIFICANT``
+    standard errors: the variation the level does not follow (pure noise leaves it at 0).
+
+    >>> level_spread(10.0, 300.0, 0.0, 0.01, covariance=0.0, horizon=100.0)  # 10 / sqrt(100)
+    1.0
+    """
+    if zeros > 0.0:
+        sigma = max(sigma, censored_gaussian(mean, zeros)[1])
+    variation = covariance - SIGNIFICANT * sigma * sigma / math.sqrt(horizon)
+    return math.sqrt(sigma * sigma * variance + max(variation, 0.0))

@@ -10,6 +10,7 @@ from typing import Any
 
 from filters import Denoiser
 from filters.base import check_number, reject
+from scaling.cadence import Cadence
 from scaling.choice import Choice, choose
 from scaling.cost import AFTER, EXCESS
 from scaling.decision import Action, Decision, cost_reason, reason_code
@@ -32,7 +33,9 @@ class Scaler:
 
     1. refuses a ``volume`` that is not a finite number >= 0, or a ``t`` that is not a finite
        number greater than the previous ``t`` (``ValueError``, and nothing changes);
-    2. filters it, ``filtered = filter.update(volume)``, and smooths the level's slope;
+    2. filters it, ``filtered = filter.weighed(volume, weight)`` with the sample's weight, the
+       interval it covers over the stream's typical one (``scaling.cadence``), and smooths
+       the level's slope;
     3. decides:
 
        * a volume alone (no ``backlog``): ``policy.needed(filtered)``, the paper's threshold,
@@ -40,7 +43,7 @@ class Scaler:
        * a stage that reports its ``backlog``: the count of least expected cost over the
          horizon an operation covers (``scaling.choice.choose``, ``scaling.cost``), from the
          level, its error (``scaling.measure.level_error``) and slope, the arrivals' variance
-         per second (the filter's noise estimate × the sampling interval), the backlog, the
+         per second (the filter's noise estimate × the typical interval), the backlog, the
          running count, a decision not yet running, and the restart, the actuation delay
          and the late seconds an operation brings, measured from what the job reports
          (``scaling.watch``), and how fast the level wanders (``scaling.measure.wandered``);
@@ -111,6 +114,7 @@ class Scaler:
         self._operators = int(operators)  # the last decided count
         self._last_t: float | None = None
         self._interval = 1.0  # seconds between the last two samples
+        self.cadence = Cadence()  # and the typical interval, which a sample's weight is over
         self._filtered: float | None = None  # the last filtered volume
         self._slope = 0.0  # its rate of change, records/s per second, smoothed over a minute
         self._excess = 0.0  # the samples' excess over it, records/s, over cost.EXCESS seconds
@@ -162,9 +166,11 @@ class Scaler:
         decided = self._operators
         previous = decided if running is None else int(running)
         self.watch.seen(t, running, decided, last_t)
+        weight = 1.0
         if last_t is not None:
-            self._interval = t - last_t
-        filtered, spread = self._filter(volume, t)
+            self._interval = interval = t - last_t
+            weight = self.cadence.seen(interval)
+        filtered, spread = self._filter(volume, t, weight)
         if backlog is None:
             operators, code, reason, explain = self._threshold(filtered, spread, previous, t)
         else:
@@ -194,13 +200,13 @@ class Scaler:
             backlog, running, processed, code, explain,
         )  # fmt: skip
 
-    def _filter(self, volume: float, t: float) -> tuple[float, float | None]:
-        """The level after a sample and the filter's spread then (worked out once: it is most
-        of a decision's cost outside the cost model); the level's slope and the samples' excess
-        over it, from the end of the filter's warm-up (its first outputs are no level yet: they
-        would read as a ramp)."""
+    def _filter(self, volume: float, t: float, weight: float) -> tuple[float, float | None]:
+        """The level after a sample of ``weight`` (``scaling.cadence``) and the filter's spread
+        then (worked out once: it is most of a decision's cost outside the cost model); the
+        level's slope and the samples' excess over it, from the end of the filter's warm-up
+        (its first outputs are no level yet: they would read as a ramp)."""
         level, last_t, denoiser = self._filtered, self._last_t, self.filter
-        filtered = denoiser.update(volume)
+        filtered = denoiser.weighed(volume, weight)
         spread = denoiser.spread
         warm = spread is not None or not denoiser.reports_spread
         if warm and level is not None and last_t is not None:
@@ -258,12 +264,13 @@ class Scaler:
             return operators, "WarmingUp", reason, explain
         noise = self.filter.noise or 0.0
         restart = self.watch.restart(t, policy.restart, UP)
+        typical = self.cadence.typical  # the interval the noise is a sample's over
         outlook = Outlook(
             level=filtered,
-            level_error=level_error(spread or 0.0, self._missed, noise, self._interval),
+            level_error=level_error(spread or 0.0, self._missed, noise, typical),
             excess=self._excess,
             slope=self._slope,
-            variance=noise * noise * self._interval,  # per sample -> per second
+            variance=noise * noise * typical,  # per sample -> per second
             backlog=backlog,
             running=previous,
             landing=self.watch.landing(t),
@@ -338,6 +345,7 @@ class Scaler:
             "operators": self._operators,
             "t": self._last_t,
             "interval": self._interval,
+            "intervals": self.cadence.intervals,
             "filtered": self._filtered,
             "slope": self._slope,
             "excess": self._excess,
@@ -369,6 +377,7 @@ class Scaler:
         self._operators = int(state["operators"])
         self._last_t = optional(state["t"])
         self._interval = float(state["interval"])
+        self.cadence = Cadence([float(interval) for interval in state["intervals"]])
         self._filtered = optional(state["filtered"])
         self._slope = float(state["slope"])
         self._excess = float(state["excess"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from filters.base import check_number
+from scaling.cadence import INTERVALS
 from scaling.legacy import mapped_settings
 
 # Every key of a state, in ``Scaler.state_dict``'s order.
@@ -17,6 +18,7 @@ PARTS = ["spec", "filter", "guards", "operators", "t"]
 # ``scaling.measure``).
 LATER: dict[str, Any] = {
     "interval": 1.0,
+    "intervals": None,
     "filtered": None,
     "slope": 0.0,
     "excess": 0.0,
@@ -66,6 +68,15 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
         if state[field] is not None:
             check_number("Scaler", field, state[field])
     check_number("Scaler", "interval", state["interval"], minimum=0, exclusive_minimum=True)
+    if state["intervals"] is None:  # before the cadence: the one interval it kept
+        state["intervals"] = [] if state["t"] is None else [state["interval"]]
+    if not isinstance(state["intervals"], list) or len(state["intervals"]) > INTERVALS:
+        raise ValueError(
+            f"state has intervals={str(state['intervals'])[:80]}: a list of at most "
+            f"{INTERVALS} intervals (seconds > 0)"
+        )
+    for interval in state["intervals"]:
+        check_number("Scaler", "intervals", interval, minimum=0, exclusive_minimum=True)
     for field in ("missed", "wander", "late_now"):
         check_number("Scaler", field, state[field], minimum=0)
     for field in ("restart_now", "restart", "actuation"):

@@ -63,6 +63,28 @@ def test_batch_equals_streaming(name: str, params: dict[str, object]) -> None:
     np.testing.assert_array_equal(batch, np.array(streamed))
 
 
+# Filters whose samples weigh the intervals they cover (Denoiser.weighed); the others count them.
+WEIGHS = {"changepoint"}
+
+
+@pytest.mark.parametrize(("name", "params"), CASES)
+def test_a_sample_of_weight_one_is_a_sample_and_weighed_ones_travel_in_the_state(
+    name: str, params: dict[str, object]
+) -> None:
+    xs = noisy_steps().tolist()
+    counted, weighed = make_filter(name, **params), make_filter(name, **params)
+    assert [weighed.weighed(x, 1.0) for x in xs] == [counted.update(x) for x in xs]
+    weights = [1.0, 0.5, 6.0, 1.5] * (len(xs) // 4)
+    original = make_filter(name, **params)
+    outputs = [original.weighed(x, w) for x, w in zip(xs[:101], weights, strict=False)]
+    if name not in WEIGHS:  # a filter that counts samples takes any weight as one
+        assert outputs == make_filter(name, **params).filter(xs[:101]).tolist()
+    restored = make_filter(name, **params)
+    restored.load_state_dict(json.loads(json.dumps(original.state_dict(), allow_nan=False)))
+    rest = list(zip(xs[101:], weights[101:], strict=False))
+    assert [restored.weighed(x, w) for x, w in rest] == [original.weighed(x, w) for x, w in rest]
+
+
 @pytest.mark.parametrize(("name", "params"), CASES)
 def test_causal(name: str, params: dict[str, object]) -> None:
     xs = noisy_steps()

@@ -1,0 +1,78 @@
+"""How often a stream is sampled, and how much of it one sample covers.
+
+A sample is a rate over the interval since the one before: a micro-batch's rows over its
+seconds, a counter's increase over a scrape interval. Where the job runs behind, a Spark
+micro-batch runs longer (10 s where most take 1.5), and its volume is a mean over that many
+more seconds. Counted as one sample, as every filter counted them, it took a change of level
+17 micro-batches to declare (`changepoint` at the default resolution) and 17 slow batches are
+minutes: on real Spark the level stayed at 84 rows/s from 35 to 185 s while 280-530 arrived
+(docs/benchmarks.md, session 21). So each sample weighs the interval it covers over the
+stream's typical one (``Denoiser.weighed``): a stream sampled evenly, at whatever interval,
+weighs 1 every sample and is filtered as before; the one sampled unevenly counts its samples
+by the time they cover.
+
+The typical interval is the median of the last ``INTERVALS``: what the job's cadence is while
+it keeps up, which a run of slow batches shorter than half of them does not move.
+
+>>> cadence = Cadence()
+>>> [cadence.seen(interval) for interval in (1.5, 1.5, 1.5, 6.0)]
+[1.0, 1.0, 1.0, 4.0]
+>>> cadence.typical
+1.5
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections import deque
+
+# Intervals the typical one is the median of: about as many samples as the default filter
+# restarts its level from (filters.changepoint._RECENT), a minute and a half of 1.5 s
+# micro-batches.
+INTERVALS = 64
+# Relative difference under which an interval is the typical one: timestamps are floats, and
+# (t - last t) of an even grid at fractions of a second differs from the grid's step in the
+# last bits; that is no coverage, and a weight of exactly 1 filters as before.
+JITTER = 1e-6
+
+
+class Cadence:
+    """The last ``INTERVALS`` intervals between samples (seconds), and their median."""
+
+    def __init__(self, intervals: list[float] | None = None) -> None:
+        self._intervals: deque[float] = deque(intervals or (), maxlen=INTERVALS)
+        self._sorted = sorted(self._intervals)
+        self._typical = self._median()
+
+    @property
+    def typical(self) -> float:
+        """The median of the intervals kept, seconds (1 before any)."""
+        return self._typical
+
+    @property
+    def intervals(self) -> list[float]:
+        """The intervals kept, oldest first: the state to build a ``Cadence`` from."""
+        return list(self._intervals)
+
+    def seen(self, interval: float) -> float:
+        """Take the interval (seconds, > 0) since the last sample; the sample's weight, the
+        interval over the typical one then (1 within ``JITTER``)."""
+        kept = self._intervals
+        oldest = kept.popleft() if len(kept) == INTERVALS else None
+        kept.append(interval)
+        if oldest != interval:  # an even stream's intervals leave the median as it was
+            ordered = self._sorted
+            if oldest is not None:
+                del ordered[bisect_left(ordered, oldest)]
+            insort(ordered, interval)
+            self._typical = self._median()
+        weight = interval / self._typical
+        return 1.0 if 1.0 - JITTER < weight < 1.0 + JITTER else weight
+
+    def _median(self) -> float:
+        ordered = self._sorted
+        size = len(ordered)
+        if not size:
+            return 1.0
+        half = size // 2
+        return ordered[half] if size % 2 else (ordered[half - 1] + ordered[half]) / 2.0
