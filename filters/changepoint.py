@@ -70,13 +70,10 @@ class ChangePoint(Denoiser):
 
        A change is declared when either exceeds ``threshold``. The allowance :math:`k` is half
        the smallest change that matters, :math:`k = \\text{resolution} / (2\\hat\\sigma)`
-       (capped at ``c / 2``), so that at high noise small but relevant changes still add up,
-       and at low noise irrelevant ones do not. With ``resolution=None`` it is 0.5 (a change of
-       one noise deviation matters), and it is at least 0.25: under noise of several
-       capacities, a smaller allowance passes the threshold on noise alone every few thousand
-       samples. Because every residual is clipped at ``c``, a change is
-       declared after at least ``threshold / (c - k)`` samples, whatever the size of a spike:
-       a burst shorter than that never moves the level.
+       (0.5 with ``resolution=None``; from ``_LEAST_ALLOWANCE`` to ``c / 2``): at high noise
+       small but relevant changes still add up, at low noise irrelevant ones do not. Every
+       residual is clipped at ``c``, so a change is declared after at least
+       ``threshold / (c - k)`` samples: a burst shorter than that never moves the level.
     3. **Level.** After a change, the level restarts from the samples after the most likely
        start of the change: among the last samples since the statistic that fired left 0 (at
        most 64), the suffix of at least ``threshold / outlier`` samples whose residuals from the
@@ -101,13 +98,11 @@ class ChangePoint(Denoiser):
        level and :math:`m` its mean, the output is the mean :math:`a\\sigma` of the Gaussian
        that, clipped at 0, gives both: :math:`a = -\\Phi^{-1}(p)`,
        :math:`\\sigma = m / (a\\Phi(a) + \\varphi(a))` (the level itself when no sample is 0).
-    6. **Cycles.** A cycle with a period of at most 64 samples (a daily cycle replayed at a
-       sample a second) moves faster than a change can be declared: the level reads its mean,
-       and a count that holds it runs short through every peak. The residuals from the recent
-       level (clipped as in step 2) go through a periodogram every 512 samples, averaged over
-       up to 32 (``filters.seasonality``); once a fundamental and its harmonics stand out of
-       the noise floor, the output is the level plus half the cycle's deviation :math:`d`, so
-       that a count holds through most of the cycle instead of following it.
+    6. **Cycles.** A cycle with a period of at most 64 samples moves faster than a change can
+       be declared. The residuals from the recent level (clipped as in step 2) go through a
+       periodogram every 512 samples, averaged over up to 32 (``filters.seasonality``); once a
+       fundamental and its harmonics stand out of the noise floor, the output is the level plus
+       half the cycle's deviation :math:`d`, so that a count holds through most of the cycle.
 
     A sample ``weighed`` w (it covers w of the stream's typical sampling intervals, as a slow
     micro-batch does; at most ``threshold / outlier``, so that none declares a change alone)
@@ -115,13 +110,11 @@ class ChangePoint(Denoiser):
     drift; a difference is scaled to that of two samples of weight 1 (``scaling.cadence``).
 
     The output is :math:`\\mu` (plus :math:`d / 2` while a cycle stands out). ``spread`` is
-    the uncertainty of the volume the level stands for: its standard error
-    :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}` and, in quadrature, the variation
-    of the volume around the level that the level does not follow. That variation is the lag-1
-    covariance of the residuals from the recent level, which pure noise leaves at 0 whatever
-    its distribution, averaged over about ``10 * memory`` samples and counted only beyond two
-    standard errors (:math:`2\\hat\\sigma^2/\\sqrt{\\text{samples}}`). A decision uses ``spread``
-    as its dead band; it is ``None`` until the noise estimate rests on 8 differences (warm-up).
+    the uncertainty of the volume the level stands for (``level_statistics.level_spread``): its
+    standard error :math:`\\hat\\sigma \\sqrt{1/n + b^2 v / \\hat\\sigma^2}` and the variation
+    the level does not follow, the lag-1 covariance of the residuals over about
+    ``10 * memory`` samples. A decision uses ``spread`` as its dead band; it is ``None`` until
+    the noise estimate rests on 8 differences (warm-up).
 
     The filter is scale-free: ``filter(a * y) == a * filter(y)`` for ``a > 0`` when
     ``resolution`` is scaled by ``a`` too (and shift-free while no sample is 0). Exactly
