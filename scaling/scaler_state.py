@@ -10,12 +10,12 @@ from scaling.legacy import mapped_settings
 
 # Every key of a state, in ``Scaler.state_dict``'s order.
 PARTS = ["spec", "filter", "guards", "operators", "t"]
-# Fields added later, and what a state saved before them loads as: a one-second interval, no
-# level seen, no slope, no excess over it (nor its square), no wander, no running count
-# reported, no decision pending, no change of the running count seen, no restart under way
-# (its direction, were one under way, a scale-up's), no operation's late seconds being counted,
-# nothing measured (a measurement stored without a direction counts for both:
-# ``scaling.measure``).
+# Fields added later, and what a state saved before them loads as: a one-second interval, the
+# last interval as the cadence's only one (``scaling.cadence``; none before any), no level
+# seen, no slope, no excess over it (nor its square), no wander, no running count reported, no
+# decision pending, no change of the running count seen, no restart under way (its direction,
+# were one under way, a scale-up's), no operation's late seconds being counted, nothing
+# measured (a measurement stored without a direction counts for both: ``scaling.measure``).
 LATER: dict[str, Any] = {
     "interval": 1.0,
     "intervals": None,
