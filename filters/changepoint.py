@@ -193,7 +193,6 @@ class ChangePoint(Denoiser):
         self._fall = self._fall_count = 0.0
         self._recent: deque[float] = deque(maxlen=_RECENT)
         self._recent_weights: deque[float] = deque(maxlen=_RECENT)  # the samples' weights
-        self._previous_weight = 1.0
         # Residuals of the periodogram window being filled, the mean periodogram, the number
         # of windows in it, and the deviation of the cycle it shows (0: none).
         self._cycle_residuals = array("i")
@@ -227,20 +226,19 @@ class ChangePoint(Denoiser):
         return self._update(x, weight if weight < most else most)
 
     def _update(self, x: float, weight: float = 1.0) -> float:
-        previous = self._previous
+        previous, weights = self._previous, self._recent_weights
+        pair = weights[-1] if weights else 1.0  # the previous sample's weight
         self._previous = x
         self._recent.append(x)
-        self._recent_weights.append(weight)
+        weights.append(weight)
         zero = 1.0 if x == 0.0 else 0.0
         if previous is None:
-            self._previous_weight = weight
             self._restart(x * weight, weight, zero * weight)
             return x
         # Noise: the winsorised mean absolute first difference, as a Gaussian deviation; the
         # difference of two samples of other weights scaled to that of two of weight 1.
         self._differences = differences = self._differences + 1
         difference = x - previous if x > previous else previous - x
-        pair, self._previous_weight = self._previous_weight, weight
         if weight != 1.0 or pair != 1.0:
             difference *= math.sqrt(2.0 / (1.0 / weight + 1.0 / pair))
         if differences > _WARM_UP and difference > _WINSOR_DIFFERENCE * self._sigma:
@@ -290,8 +288,8 @@ class ChangePoint(Denoiser):
         if rise > threshold or fall > threshold:
             count = self._rise_count if rise >= fall else self._fall_count
             kept = -int(min(count, _RECENT))
-            window, weights = list(self._recent)[kept:], list(self._recent_weights)[kept:]
-            self._restart(*change_since(window, weights, recent_level, math.ceil(threshold / clip)))
+            window, covered = list(self._recent)[kept:], list(weights)[kept:]
+            self._restart(*change_since(window, covered, recent_level, math.ceil(threshold / clip)))
             return self._output()
         memory = self.memory
         horizon = _DRIFT_LOOKS * memory

@@ -75,8 +75,6 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
         or not all(_is_finite_number(w) and w > 0 for w in weights)
     ):
         refuse("_recent_weights", "it must be a list of finite numbers > 0, one per _recent")
-    if not values["_previous_weight"] > 0:
-        refuse("_previous_weight", "it must be > 0")
     residuals = unpacked(values["_cycle_residuals"], "<i4")
     if residuals is None or len(residuals) >= WINDOW:
         refuse("_cycle_residuals", f"it must be base64 of fewer than {WINDOW} little-endian int32")
@@ -114,25 +112,24 @@ def check_state(values: dict[str, Any], *, recent: int, to_sigma: float) -> dict
 # Fields of a state from before samples had weights (2026-11-27) that no step read: the sums and
 # zeros of the samples since each CUSUM left 0.
 UNREAD = ("_rise_sum", "_rise_zeros", "_fall_sum", "_fall_zeros")
-WEIGHTS = ("_recent_weights", "_previous_weight")
 
 
 def weighed(values: Any, learned: set[str]) -> Any:
-    """A state from before samples had weights (every field of ``learned`` but ``WEIGHTS``,
-    and ``UNREAD``) as it loads now: every sample of weight 1, as they were, and the fields no
-    step read left out. Anything else unchanged (the import then names what is wrong).
+    """A state from before samples had weights (every field of ``learned`` but
+    ``_recent_weights``, and ``UNREAD``) as it loads now: every sample of weight 1, as they
+    were, and the fields no step read left out. Anything else unchanged (the import then names
+    what is wrong).
 
     >>> old = {"_recent": [3.0, 4.0], "_rise_sum": 0.0, "_rise_zeros": 0.0, "_fall_sum": 0.0,
     ...        "_fall_zeros": 0.0}
-    >>> weighed(old, {"_recent", *WEIGHTS})
-    {'_recent': [3.0, 4.0], '_recent_weights': [1.0, 1.0], '_previous_weight': 1.0}
+    >>> weighed(old, {"_recent", "_recent_weights"})
+    {'_recent': [3.0, 4.0], '_recent_weights': [1.0, 1.0]}
     """
-    if not isinstance(values, dict) or set(values) != (learned - set(WEIGHTS)) | set(UNREAD):
+    if not isinstance(values, dict) or set(values) != (learned - {"_recent_weights"}) | set(UNREAD):
         return values
     recent = values["_recent"]
     kept = {key: value for key, value in values.items() if key not in UNREAD}
-    ones = [1.0] * len(recent) if isinstance(recent, list) else recent
-    return {**kept, "_recent_weights": ones, "_previous_weight": 1.0}
+    return {**kept, "_recent_weights": [1.0] * len(recent) if isinstance(recent, list) else recent}
 
 
 def loadable(values: Any, learned: set[str], *, recent: int, to_sigma: float) -> Any:

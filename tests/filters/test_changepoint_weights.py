@@ -77,9 +77,7 @@ def test_a_state_from_before_weights_loads_as_samples_of_weight_one() -> None:
     f = ChangePoint(resolution=50.0)
     f.filter(SERIES[:400])
     state = json.loads(json.dumps(f.state_dict()))
-    old = {
-        k: v for k, v in state["state"].items() if k not in ("_recent_weights", "_previous_weight")
-    }
+    old = {k: v for k, v in state["state"].items() if k != "_recent_weights"}
     old.update(dict.fromkeys(UNREAD, 0.0))  # what states then kept, and no step read
     loaded = ChangePoint(resolution=50.0)
     loaded.load_state_dict({"spec": state["spec"], "state": old})
@@ -89,5 +87,5 @@ def test_a_state_from_before_weights_loads_as_samples_of_weight_one() -> None:
     # Half a mapping is no state at all: refused, naming the fields.
     with pytest.raises(ValueError, match="state fields"):
         ChangePoint(resolution=50.0).load_state_dict(
-            {"spec": state["spec"], "state": {**old, "_previous_weight": 1.0}}
+            {"spec": state["spec"], "state": {**old, "_recent_weights": [1.0] * 64}}
         )
