@@ -7,7 +7,7 @@ from collections import deque
 from typing import Any
 
 from filters.base import MAX_WINDOW, Denoiser, check_number
-from filters.noise import _is_finite_number, _median
+from filters.noise import _is_finite_number, sorted_median
 
 
 class MovingMedian(Denoiser):
@@ -70,7 +70,7 @@ class MovingMedian(Denoiser):
             del ordered[bisect_left(ordered, window.popleft())]
         window.append(x)
         insort(ordered, x)
-        return _median(ordered)
+        return sorted_median(ordered)
 
     def _learned(self) -> dict[str, Any]:
         # The sorted copy follows from the window, so it is neither exported nor validated.

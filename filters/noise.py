@@ -96,7 +96,7 @@ class NoiseEstimator:
         ordered = self._ordered
         if len(ordered) < self.min_differences:
             return None
-        return _SCALE * _median_distance(ordered, _median(ordered))
+        return _SCALE * _median_distance(ordered, sorted_median(ordered))
 
     def state_dict(self) -> dict[str, Any]:
         """The window and the learned state, as JSON-serialisable values."""
@@ -133,13 +133,15 @@ class NoiseEstimator:
         self._sigma = self._estimate()
 
 
-def _median(ordered: list[float]) -> float:
+def sorted_median(ordered: list[float]) -> float:
+    """The median of ``ordered``, a non-empty list in ascending order (of an even count, the
+    mean of the middle two)."""
     half = len(ordered) // 2
     return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def _median_distance(ordered: list[float], centre: float) -> float:
-    """``_median(sorted([centre - d for d in reversed(ordered[:half])]
+    """``sorted_median(sorted([centre - d for d in reversed(ordered[:half])]
     + [d - centre for d in ordered[half:]]))``, bit for bit, in O(log n) and without a list.
 
     ``centre`` is the median of ``ordered``, ``half = len(ordered) // 2``. The distances to it

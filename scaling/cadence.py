@@ -26,6 +26,8 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections import deque
 
+from filters.noise import sorted_median
+
 # Intervals the typical one is the median of: about as many samples as the default filter
 # restarts its level from (filters.changepoint._RECENT), a minute and a half of 1.5 s
 # micro-batches.
@@ -42,7 +44,7 @@ class Cadence:
     def __init__(self, intervals: list[float] | None = None) -> None:
         self._intervals: deque[float] = deque(intervals or (), maxlen=INTERVALS)
         self._sorted = sorted(self._intervals)
-        self._typical = self._median()
+        self._typical = sorted_median(self._sorted) if self._sorted else 1.0
 
     @property
     def typical(self) -> float:
@@ -65,14 +67,6 @@ class Cadence:
             if oldest is not None:
                 del ordered[bisect_left(ordered, oldest)]
             insort(ordered, interval)
-            self._typical = self._median()
+            self._typical = sorted_median(ordered)
         weight = interval / self._typical
         return 1.0 if 1.0 - JITTER < weight < 1.0 + JITTER else weight
-
-    def _median(self) -> float:
-        ordered = self._sorted
-        size = len(ordered)
-        if not size:
-            return 1.0
-        half = size // 2
-        return ordered[half] if size % 2 else (ordered[half - 1] + ordered[half]) / 2.0

@@ -8,17 +8,17 @@ import struct
 
 import pytest
 
-from filters.noise import _SCALE, NoiseEstimator, _median, _median_distance
+from filters.noise import _SCALE, NoiseEstimator, _median_distance, sorted_median
 
 
 def plain(ordered: list[float]) -> float | None:
     """The estimate as first written: both runs of distances built, merged by sorting."""
     if len(ordered) < NoiseEstimator.min_differences:
         return None
-    centre = _median(ordered)
+    centre = sorted_median(ordered)
     half = len(ordered) // 2
     below = [centre - d for d in reversed(ordered[:half])]
-    return _SCALE * _median(sorted(below + [d - centre for d in ordered[half:]]))
+    return _SCALE * sorted_median(sorted(below + [d - centre for d in ordered[half:]]))
 
 
 def bits(value: float | None) -> bytes | None:
@@ -57,7 +57,7 @@ def test_the_bisection_picks_the_merges_middle_for_any_sorted_run(size: int) -> 
             ordered = sorted(chance.uniform(-1.0, 1.0) for _ in range(size))
         if trial % 3 == 0:  # zeros of either sign, in any order among themselves
             ordered = [chance.choice((0.0, -0.0)) if d == 0 else d for d in ordered]
-        centre = _median(ordered)
+        centre = sorted_median(ordered)
         assert bits(_SCALE * _median_distance(ordered, centre)) == bits(plain(ordered))
 
 
