@@ -250,7 +250,7 @@ class ChangePoint(Denoiser):
         if sigma == 0.0:
             # Noise-free so far: any difference from the level is a change.
             if x != self._level:
-                self._restart(x, 1.0, zero)
+                self._restart(x * weight, weight, zero * weight)
             return self._output()
         clip = self.outlier
         resolution = self.resolution
