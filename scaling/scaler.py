@@ -12,15 +12,15 @@ from filters import Denoiser
 from filters.base import check_number, reject
 from scaling.cadence import Cadence
 from scaling.choice import Choice, choose
-from scaling.cost import AFTER, EXCESS
 from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
-from scaling.measure import DOWN, UP, level_error, smoothed_slope, wandered
+from scaling.measure import DOWN, UP, level_error
 from scaling.outlook import Outlook
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
 from scaling.scaler_state import checked, optional
 from scaling.spec import read_spec
+from scaling.trend import Trend
 from scaling.watch import Watch
 
 _LARGEST = sys.float_info.max
@@ -115,11 +115,7 @@ class Scaler:
         self._last_t: float | None = None
         self._interval = 1.0  # seconds between the last two samples
         self.cadence = Cadence()  # and the typical interval, which a sample's weight is over
-        self._filtered: float | None = None  # the last filtered volume
-        self._slope = 0.0  # its rate of change, records/s per second, smoothed over a minute
-        self._excess = 0.0  # the samples' excess over it, records/s, over cost.EXCESS seconds
-        self._missed = 0.0  # the excess squared, (records/s)², over cost.AFTER seconds
-        self._wander = 0.0  # the level's variance rate beyond its slope, (records/s)²/s
+        self.trend = Trend()  # the last level, its slope, the samples' excess over it
         self.watch = Watch()  # decisions not yet running, restarts and delays measured
 
     @property
@@ -203,22 +199,12 @@ class Scaler:
     def _filter(self, volume: float, t: float, weight: float) -> tuple[float, float | None]:
         """The level after a sample of ``weight`` (``scaling.cadence``) and the filter's spread
         then (worked out once: it is most of a decision's cost outside the cost model); the
-        level's slope and the samples' excess over it, from the end of the filter's warm-up
-        (its first outputs are no level yet: they would read as a ramp)."""
-        level, last_t, denoiser = self._filtered, self._last_t, self.filter
+        trend follows the level (``scaling.trend``)."""
+        last_t, denoiser = self._last_t, self.filter
         filtered = denoiser.weighed(volume, weight)
         spread = denoiser.spread
         warm = spread is not None or not denoiser.reports_spread
-        if warm and level is not None and last_t is not None:
-            elapsed = t - last_t
-            beyond = filtered - level - self._slope * elapsed  # what the slope did not say
-            self._wander = wandered(self._wander, beyond, elapsed)
-            self._slope = smoothed_slope(self._slope, filtered - level, elapsed)
-            weight = -math.expm1(-elapsed / EXCESS)
-            self._excess += weight * (volume - filtered - self._excess)
-            longer = -math.expm1(-elapsed / AFTER)
-            self._missed += longer * (self._excess * self._excess - self._missed)
-        self._filtered = filtered
+        self.trend.follow(volume, filtered, None if last_t is None else t - last_t, warm)
         return filtered, spread
 
     def _threshold(
@@ -265,17 +251,18 @@ class Scaler:
         noise = self.filter.noise or 0.0
         restart = self.watch.restart(t, policy.restart, UP)
         typical = self.cadence.typical  # the interval the noise is a sample's over
+        trend = self.trend
         outlook = Outlook(
             level=filtered,
-            level_error=level_error(spread or 0.0, self._missed, noise, typical),
-            excess=self._excess,
-            slope=self._slope,
+            level_error=level_error(spread or 0.0, trend.missed, noise, typical),
+            excess=trend.excess,
+            slope=trend.slope,
             variance=noise * noise * typical,  # per sample -> per second
             backlog=backlog,
             running=previous,
             landing=self.watch.landing(t),
             restart=restart,
-            wander=self._wander,
+            wander=trend.wander,
             operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),
             restart_down=self.watch.restart(t, policy.restart, DOWN),
         )
@@ -346,11 +333,7 @@ class Scaler:
             "t": self._last_t,
             "interval": self._interval,
             "intervals": self.cadence.intervals,
-            "filtered": self._filtered,
-            "slope": self._slope,
-            "excess": self._excess,
-            "missed": self._missed,
-            "wander": self._wander,
+            **self.trend.state_dict(),
             **self.watch.state_dict(),
         }
 
@@ -378,9 +361,5 @@ class Scaler:
         self._last_t = optional(state["t"])
         self._interval = float(state["interval"])
         self.cadence = Cadence([float(interval) for interval in state["intervals"]])
-        self._filtered = optional(state["filtered"])
-        self._slope = float(state["slope"])
-        self._excess = float(state["excess"])
-        self._missed = float(state["missed"])
-        self._wander = float(state["wander"])
+        self.trend.load_state_dict(state)
         self.watch.load_state_dict(state)
