@@ -36,6 +36,12 @@ INTERVALS = 64
 # (t - last t) of an even grid at fractions of a second differs from the grid's step in the
 # last bits; that is no coverage, and a weight of exactly 1 filters as before.
 JITTER = 1e-6
+# The least a sample weighs, a share of the typical interval: a sample a nanosecond after one
+# of a stream sampled every 1,000 s covers 1e-12 of it, and one 5e-324 s after one (the least
+# double) a share that rounds to 0.0, which no filter takes (``Denoiser.weighed``: a weight
+# > 0). Below JITTER a sample already counts for nothing any filter's output shows, and 1 /
+# LIGHTEST stays a plain float in the filters' arithmetic (changepoint's noise differences).
+LIGHTEST = JITTER
 
 
 class Cadence:
@@ -58,7 +64,7 @@ class Cadence:
 
     def seen(self, interval: float) -> float:
         """Take the interval (seconds, > 0) since the last sample; the sample's weight, the
-        interval over the typical one then (1 within ``JITTER``)."""
+        interval over the typical one then (1 within ``JITTER``, at least ``LIGHTEST``)."""
         kept = self._intervals
         oldest = kept.popleft() if len(kept) == INTERVALS else None
         kept.append(interval)
@@ -69,4 +75,6 @@ class Cadence:
             insort(ordered, interval)
             self._typical = sorted_median(ordered)
         weight = interval / self._typical
-        return 1.0 if 1.0 - JITTER < weight < 1.0 + JITTER else weight
+        if 1.0 - JITTER < weight < 1.0 + JITTER:
+            return 1.0
+        return weight if weight > LIGHTEST else LIGHTEST

@@ -4,12 +4,13 @@ what that changes for a stream sampled unevenly, and what it leaves alone."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
 
 from scaling import Scaler
-from scaling.cadence import INTERVALS, Cadence
+from scaling.cadence import INTERVALS, LIGHTEST, Cadence
 
 SPEC = {"policy": {"capacity": 100.0, "min_operators": 1, "max_operators": 6}}
 
@@ -21,6 +22,19 @@ def test_the_weight_is_the_interval_over_the_median_of_the_last_ones() -> None:
     assert weights[40:] == [10.0 / 1.5] * 20  # 20 slow batches of 60 leave the median at 1.5
     assert [cadence.seen(10.0) for _ in range(INTERVALS)][-1] == 1.0  # slow is now typical
     assert len(cadence.intervals) == INTERVALS
+
+
+def test_a_sample_that_covers_next_to_no_time_weighs_the_least_weight_not_zero() -> None:
+    # 5e-324 s after a sample of a stream sampled every ~1e15 s: the share rounds to 0.0, which
+    # no filter takes (schemathesis found it: a 422 on a schema-valid batch).
+    cadence = Cadence([9.8e14])
+    assert cadence.seen(5e-324) == LIGHTEST
+    assert Cadence([1000.0] * 10).seen(1e-9) == LIGHTEST
+    scaler = Scaler.from_spec({"policy": {"capacity": 50.0}}, operators=1)
+    for t, volume in [(-984409098180152.8, 30.0), (-5e-324, 4.5e10), (0.0, 2.7e-89),
+                      (78925388672818.5, 1.6e11)]:  # fmt: skip
+        decision = scaler.observe(volume, t)
+        assert math.isfinite(decision.filtered)
 
 
 def test_an_even_grid_at_fractions_of_a_second_weighs_exactly_one() -> None:
