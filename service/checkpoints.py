@@ -51,17 +51,20 @@ from service.rows import Applied
 
 LOG = logging.getLogger("steadyscale.replay")
 
-# Samples between two checkpoints, by default (the setting checkpoint_samples): the state is
-# then written with one batch of 1-sample POSTs in 100 (its cost, 0.1-0.3 ms, spread to 1-3 µs
-# a sample), and a load replays at most 99 samples, about 4 ms of CPU for tvd or the default
-# filter (docs/benchmarks.md). Batches of 100 or more checkpoint every time.
-CHECKPOINT_SAMPLES = 100
 # The largest the setting may be, so that loading a stream after a crash stays within the 50 ms
 # issue 32 sets: replaying 768 samples (N = 1000, capped by REPLAY_SECONDS) took 26 ms of CPU
 # with tvd and 36 with the default filter, but 60 and 96 ms of wall time on the benchmark's
 # shared 2-core machine (load average about 10; benchmarks.service --only load). 300 keeps
 # both under 50 (docs/benchmarks.md).
 MAX_CHECKPOINT_SAMPLES = 300
+# Samples between two checkpoints, by default (the setting checkpoint_samples): the largest the
+# setting allows, as a load is rare (a restart, a stream evicted from the cache, a replica that
+# finds another wrote it) and a checkpoint is not: the state is written with one batch of
+# 1-sample POSTs in 300 (its cost, 0.1-0.3 ms, spread to under 1 µs a sample), with every third
+# 100-sample batch, and a load replays at most 299 samples, about 12 ms of CPU for tvd or the
+# default filter. From 100 to 300 a 100-sample batch's write path went from 15.6 M to 14.7 M
+# instructions (docs/benchmarks.md, session 23).
+CHECKPOINT_SAMPLES = MAX_CHECKPOINT_SAMPLES
 # Seconds after which the next batch writes a checkpoint whatever the count, by default (the
 # setting checkpoint_seconds): a stream of one sample a minute checkpoints with every batch,
 # which costs nothing at that rate, rather than keep a state 100 minutes behind its samples.
