@@ -332,7 +332,8 @@ class StreamService:
         try:
             decisions = decide(loaded.scaler, samples, fresh)
             pending = loaded.pending + len(decisions)
-            due = self.checkpoints.due(pending, loaded.written, now, loaded.estimate)
+            replayed = loaded.pending if checked else 0  # the load just replayed them
+            due = self.checkpoints.due(pending, loaded.written, now, loaded.estimate, replayed)
             revision = self.storage.append(
                 stream_id,
                 loaded.revision,

@@ -168,6 +168,34 @@ def test_replicas_alternating_batches_replay_each_other_s_samples(
     assert answered == uninterrupted(TVD, samples)[0]
 
 
+def test_a_batch_after_a_load_that_replayed_samples_writes_the_checkpoint(
+    open_store: Callable[[], Store],
+) -> None:
+    """Replicas taking turns at a stream (N far away): each reloads it, and writes the state
+    with its batch, so that the next load replays the last batch only, not every sample since
+    the stream began."""
+    replicas = [service(open_store(), samples=1000), service(open_store(), samples=1000)]
+    replicas[0].put("s", StreamConfig.model_validate(TVD))
+    samples, answered, written, last = workload(60), [], [], []
+    for number, start in enumerate(range(0, len(samples), 3)):
+        replica = replicas[number % 2]
+        answered += replica.post_samples("s", samples[start : start + 3]).decisions
+        written.append(replica.storage.load("s")[1].t)
+        last.append(samples[start + 2].t)
+    assert written[0] is None  # the first batch replayed nothing
+    # A load replays the batch since the other's checkpoint, and writes one; one that finds the
+    # checkpoint current replays nothing, and writes none.
+    assert all(written[k] in (last[k], last[k - 1]) for k in range(1, len(last)))
+    assert written[1] == last[1] and written.count(None) == 1
+    assert answered == uninterrupted(TVD, samples)[0]
+    # One service that keeps the stream cached writes every N samples only.
+    alone = service(open_store(), samples=1000)
+    alone.put("t", StreamConfig.model_validate(TVD))
+    for start in range(0, 30, 3):
+        alone.post_samples("t", samples[start : start + 3])
+    assert alone.storage.load("t")[1].t is None
+
+
 def test_a_resent_batch_between_checkpoints_is_a_duplicate_after_a_restart(
     open_store: Callable[[], Store],
 ) -> None:
