@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import Any
 
-from scaling.cost import AFTER, Pricer
+from scaling.cost import AFTER, Pricer, Prices
 from scaling.outlook import Outlook
 from scaling.policy import ThresholdPolicy
 from scaling.rounding import rounded
@@ -73,7 +73,9 @@ class Choice:
         prices = {
             "latency": policy.latency,
             "operator_price": policy.operator_price,
-            "late_price": policy.late_price,
+            # the price decided with: unstated, it depends on the restart (prices_for)
+            "late_price": None if policy.late_price is None else self.pricer.prices.late,
+            "late_price_stated": policy.late_price_stated,
             "late_probability": policy.late_probability,
             "operation_price": policy.operation_price,
         }
@@ -182,10 +184,19 @@ def deferral(
     wait = drained(outlook, policy.capacity)
     if not 0.0 < wait < AFTER:
         return None
-    later = Pricer(dataclasses.replace(outlook, landing=outlook.landing + wait), policy.prices)
-    now = pricer.terms(count).total + policy.prices.operator * count * wait
+    later = Pricer(dataclasses.replace(outlook, landing=outlook.landing + wait), pricer.prices)
+    now = pricer.terms(count).total + pricer.prices.operator * count * wait
     cost = later.terms(count).total
     return Deferral(count, wait, cost, now) if cost < now else None
+
+
+def prices_for(outlook: Outlook, policy: ThresholdPolicy) -> Prices:
+    """The policy's prices, with the late second's at what the scale-down's restart makes it
+    (``ThresholdPolicy.late_price_for``: unstated, it falls where every operation is late)."""
+    prices = policy.prices
+    down = outlook.restart if outlook.restart_down is None else outlook.restart_down
+    late = policy.late_price_for(down)
+    return prices if late == prices.late else dataclasses.replace(prices, late=late)
 
 
 def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
@@ -201,7 +212,7 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
     >>> choice.operators, choice.unbounded  # 18 would drain it soon after the restart
     (8, 18)
     """
-    pricer = Pricer(outlook, policy.prices)
+    pricer = Pricer(outlook, prices_for(outlook, policy))
     running = outlook.running
     starts = guesses(outlook, policy.capacity)
     if policy.late_probability is None:

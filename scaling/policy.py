@@ -27,6 +27,15 @@ OPERATOR_PRICE = 1.0
 # operators than the HPA and is late in more cells; at 1,000 it spends about the HPA's
 # operator-seconds with under a third of its SLA seconds. Every other cell is out of sample.
 LATE_PRICE = 1000.0
+# Unstated, the price of a late second falls where every operation brings late seconds for
+# certain (a restart longer than the latency: max(P - L, 0) of them, P the scale-down's restart
+# measured), so that avoiding them is worth at most this many operator-seconds: 8 operators
+# over the 300 s a count is compared over (scaling.cost.AFTER). At 1,000 per late second a 20 s
+# restart made every operation cost 10,000, and the model held 33 spare operators rather than
+# scale down (docs/baselines.md, "Session 20: a ratchet"). Tuned on the quick grid (synthetic
+# workloads, seeds 1-3; 300, 1,200 and 2,400 tried), checked on seeds 4-6 (docs/baselines.md,
+# "Session 23").
+RESTART_AVOIDANCE = 2400.0
 # Price of one scaling operation beyond its restart (which the model prices as late seconds),
 # operator-seconds: the 30 per operation of DESIGN.md's cost.
 OPERATION_PRICE = 30.0
@@ -74,7 +83,9 @@ class ThresholdPolicy:
     operator_price
         Price of one operator-second (> 0; default 1: prices are in operator-seconds).
     late_price
-        Price of one second with records late (>= 0; default 1,000, in operator-seconds).
+        Price of one second with records late (>= 0, in operator-seconds). Unstated: 1,000,
+        or less where a restart longer than ``latency`` makes every operation late for certain
+        (``late_price_for``).
     late_probability
         Instead of ``late_price``: the largest expected share of the horizon with records late,
         in (0, 1]. Stating both is refused.
@@ -143,6 +154,7 @@ class ThresholdPolicy:
         self.late_probability = None if late_probability is None else float(late_probability)
         default_late = LATE_PRICE if late_probability is None else None
         self.late_price = default_late if late_price is None else float(late_price)
+        self.late_price_stated = late_price is not None
         self.operation_price = float(operation_price)
         self.restart = float(restart)
 
@@ -175,6 +187,27 @@ class ThresholdPolicy:
         """The prices the cost model decides with (``late`` 0 with ``late_probability``)."""
         late = 0.0 if self.late_price is None else self.late_price
         return Prices(self.capacity, self.latency, self.operator_price, late, self.operation_price)
+
+    def late_price_for(self, restart: float) -> float:
+        """The price of a late second decided with when a scale-down's restart lasts
+        ``restart`` seconds: the one stated (0 with ``late_probability``); unstated, 1,000,
+        capped so that the ``restart - latency`` late seconds every operation brings cost at
+        most ``RESTART_AVOIDANCE`` operator-seconds.
+
+        >>> policy = ThresholdPolicy(capacity=50.0)
+        >>> [policy.late_price_for(restart) for restart in (8.0, 12.0, 20.0, 60.0)]
+        [1000.0, 1000.0, 240.0, 48.0]
+        >>> ThresholdPolicy(capacity=50.0, late_price=1000.0).late_price_for(20.0)
+        1000.0
+        """
+        if self.late_price is None:
+            return 0.0
+        if self.late_price_stated:
+            return self.late_price
+        certain = restart - self.latency  # late seconds every operation brings
+        if certain <= 0.0:
+            return self.late_price
+        return min(self.late_price, RESTART_AVOIDANCE * self.operator_price / certain)
 
     def needed(self, volume: float) -> int:
         """Operators needed for ``volume`` (records/s, finite), within the bounds."""
@@ -214,7 +247,7 @@ class ThresholdPolicy:
             value = getattr(self, name)
             if name == "late_price" and self.late_probability is not None:
                 continue  # implied by late_probability
-            if value != default:
+            if value != default or (name == "late_price" and self.late_price_stated):
                 spec[name] = value
         return spec
 

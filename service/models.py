@@ -23,7 +23,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 from filters import available_filters
 from scaling import available_guards
 from scaling.decision import CODES
-from scaling.policy import LATE_PRICE, LATENCY, OPERATION_PRICE, OPERATOR_PRICE, RESTART
+from scaling.policy import (
+    LATE_PRICE,
+    LATENCY,
+    OPERATION_PRICE,
+    OPERATOR_PRICE,
+    RESTART,
+    RESTART_AVOIDANCE,
+)
 from service.bounds import (
     MAX_ABS_T,
     MAX_BACKLOG,
@@ -129,7 +136,9 @@ class PolicySpec(BaseModel):
         ge=0.0,
         le=MAX_PRICE,
         description=f"Price of one second with records later than the latency; null: "
-        f"{LATE_PRICE:g}, unless late_probability is stated (stating both is refused).",
+        f"{LATE_PRICE:g}, capped where a restart over the latency makes every operation late "
+        f"(those seconds then cost at most {RESTART_AVOIDANCE:g} operator-seconds), unless "
+        "late_probability is stated (stating both is refused).",
     )
     late_probability: Annotated[
         float | None,

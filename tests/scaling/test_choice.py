@@ -189,3 +189,23 @@ def test_a_change_waits_for_the_backlog_to_drain_when_that_costs_less() -> None:
     pricer = Pricer(dataclasses.replace(after, running=4), policy.prices)
     assert deferral(dataclasses.replace(after, running=4), policy, pricer, 6) is None
     assert drained(dataclasses.replace(after, backlog=0.0), 50.0) == 0.0
+
+
+def test_an_unstated_late_price_falls_where_every_operation_is_late_for_certain() -> None:
+    # 20 operators for a level 3 serve; a 20 s restart makes any operation late for 10 s. At
+    # 1,000 a late second, that is 10,000 operator-seconds: no scale-down pays for it within
+    # the 300 s compared. Unstated, the price is capped so that those 10 s cost 2,400.
+    idle = dataclasses.replace(SURGE, level=100.0, backlog=0.0, running=20, restart=20.0)
+    default, stated = (
+        ThresholdPolicy(capacity=50.0),
+        ThresholdPolicy(capacity=50.0, late_price=1000.0),
+    )
+    assert choose(idle, default).operators < 10
+    assert choose(idle, stated).operators == 20
+    prices = choose(idle, default).explain(default)["prices"]
+    assert prices["late_price"] == 240.0 and prices["late_price_stated"] is False
+    assert choose(idle, stated).explain(stated)["prices"]["late_price"] == 1000.0
+    # A restart within the latency brings no certain late second: 1,000, as stated or not.
+    quick = dataclasses.replace(idle, restart=8.0)
+    assert choose(quick, default).explain(default)["prices"]["late_price"] == 1000.0
+    assert choose(quick, default).operators == choose(quick, stated).operators

@@ -124,8 +124,12 @@ def test_new_settings_appear_in_the_spec_only_when_not_default() -> None:
         "operator_price": 2.0, "late_price": 50.0, "operation_price": 0.0, "restart": 120.0,
     }  # fmt: skip
     assert ThresholdPolicy(**custom.spec) == custom and custom != default
-    # The default late price stated explicitly is the default.
-    assert ThresholdPolicy(capacity=50.0, late_price=1000.0) == default
+    # A late price stated, even the default's 1,000, holds whatever the restart; unstated, it
+    # falls where every operation is late for certain (late_price_for).
+    stated = ThresholdPolicy(capacity=50.0, late_price=1000.0)
+    assert stated != default and stated.spec["late_price"] == 1000.0
+    assert ThresholdPolicy(**stated.spec).late_price_for(20.0) == 1000.0
+    assert default.late_price_for(20.0) == 240.0 and default.late_price_for(10.0) == 1000.0
     for name, value in [
         ("restart", -1.0), ("latency", 0.0), ("operator_price", 0.0), ("late_price", -1.0),
         ("operation_price", -1.0), ("latency", None), ("restart", "8"),

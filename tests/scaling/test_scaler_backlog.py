@@ -14,6 +14,9 @@ from scaling.measure import level_error
 from tests.scaling.test_scaler import POLICY
 
 SURGE = (520.0, 2000.0)  # 520/s arriving, 2,000 waiting: 8 operators (400/s) fall behind
+# 1,000 a late second, stated: the counts below are that price's. Unstated, the assumed 20 s
+# restart (10 s over the latency) caps it at 240 (tests/scaling/test_choice.py).
+STATED = ThresholdPolicy(capacity=50.0, late_price=1000.0)
 
 
 def cost_rows(decision: Decision) -> dict[int, dict[str, float]]:
@@ -56,7 +59,7 @@ def test_reason_codes_of_a_stage_reporting_its_backlog() -> None:
     # ScaledUp, then HeldForCost: the level alone needs 11, but dropping from 32 restarts. (32:
     # the assumed 20 s restart is longer than the 10 s latency, and the more run after it, the
     # sooner the backlog it piles up is served: by the simulator's latency, fewer late seconds.)
-    scaler = Scaler(make_filter("raw"), POLICY, operators=8)
+    scaler = Scaler(make_filter("raw"), STATED, operators=8)
     up = scaler.observe(SURGE[0], 0.0, backlog=SURGE[1])
     assert (up.operators, up.code, up.action) == (32, "ScaledUp", "up")
     held = scaler.observe(SURGE[0], 100.0, backlog=0.0)
@@ -73,13 +76,13 @@ def test_reason_codes_of_a_stage_reporting_its_backlog() -> None:
 
 
 def test_limited_by_bound_names_the_cheapest_count() -> None:
-    capped = ThresholdPolicy(capacity=50.0, max_operators=12)
+    capped = ThresholdPolicy(capacity=50.0, max_operators=12, late_price=1000.0)
     decision = Scaler(make_filter("raw"), capped, operators=8).observe(520.0, 0.0, backlog=2000.0)
     assert (decision.operators, decision.code) == (12, "LimitedByBound")
     assert decision.explain is not None and decision.explain["unbounded"] == 32
     assert decision.reason.endswith("; 32 is cheapest, limited by max_operators")
     assert_reason_is_true(decision)
-    floor = ThresholdPolicy(capacity=50.0, min_operators=20)
+    floor = ThresholdPolicy(capacity=50.0, min_operators=20, late_price=1000.0)
     raised = Scaler(make_filter("raw"), floor, operators=10).observe(380.0, 0.0, backlog=0.0)
     # Holding 10 is cheapest but below the bound: the cheapest operation within it, 23 (more
     # than 20 serve the backlog the 20 s restart piles up sooner).
@@ -111,7 +114,7 @@ def test_a_load_past_the_largest_count_gets_the_largest_count_at_once(step: floa
 
 def test_limited_by_guard_with_a_cooldown() -> None:
     guards = [make_guard("cooldown", up=60.0)]
-    scaler = Scaler(make_filter("raw"), POLICY, guards, operators=8)
+    scaler = Scaler(make_filter("raw"), STATED, guards, operators=8)
     first = scaler.observe(520.0, 0.0, backlog=2000.0)
     assert (first.operators, first.code) == (32, "ScaledUp")
     # 10 s later the cost model wants more than 32, the cooldown holds it.
@@ -122,7 +125,7 @@ def test_limited_by_guard_with_a_cooldown() -> None:
 
 
 def test_waiting_to_land_while_the_running_count_lags_the_decision() -> None:
-    scaler = Scaler(make_filter("raw"), POLICY, operators=8)
+    scaler = Scaler(make_filter("raw"), STATED, operators=8)
     decided = scaler.observe(520.0, 0.0, backlog=2000.0, running=8)
     assert (decided.operators, decided.code) == (32, "ScaledUp")
     for t in (1.0, 2.0):  # still 8 running: the decided 32 is asked for again
