@@ -7,6 +7,7 @@ from typing import Any
 from filters.base import check_number
 from scaling.cadence import INTERVALS
 from scaling.legacy import mapped_settings
+from scaling.policy import LATE_PRICE
 
 # Every key of a state, in ``Scaler.state_dict``'s order.
 PARTS = ["spec", "filter", "guards", "operators", "t"]
@@ -60,7 +61,7 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     state = {**LATER, **state}
     stored = state["spec"]
     if isinstance(stored, dict) and isinstance(stored.get("policy"), dict):
-        stored = {**stored, "policy": mapped_settings(stored["policy"])}
+        stored = {**stored, "policy": stated_default(mapped_settings(stored["policy"]), spec)}
     if stored != spec:
         raise ValueError(f"state was taken from {state['spec']!r}, not from {spec!r}")
     check_number("Scaler", "operators", state["operators"], minimum=0, integer=True)
@@ -112,3 +113,38 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
 def optional(value: Any) -> float | None:
     """``value`` as a float, or ``None``: a stored state's optional times and durations."""
     return None if value is None else float(value)
+
+
+def stated_default(stored: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """A stored policy's settings with a ``late_price`` of 1,000 that was stated put back.
+
+    Before session 23 a policy's spec left out a late price equal to the default, stated or
+    not; now a stated one stays in it (an unstated one is capped where restarts are long:
+    ``ThresholdPolicy.late_price_for``). A state stored then, for a spec that states 1,000,
+    lacks it: it is the same policy, and loads.
+
+    >>> stated_default({"capacity": 50.0}, {"policy": {"capacity": 50.0, "late_price": 1000.0}})
+    {'capacity': 50.0, 'late_price': 1000.0}
+    """
+    policy = spec.get("policy") if isinstance(spec, dict) else None
+    if (
+        isinstance(policy, dict)
+        and policy.get("late_price") == LATE_PRICE
+        and "late_price" not in stored
+        and "late_probability" not in stored
+    ):
+        return {**stored, "late_price": LATE_PRICE}
+    return stored
+
+
+def same_spec(stored: dict[str, Any], spec: dict[str, Any]) -> bool:
+    """Whether a Scaler spec stored earlier is ``spec``, perhaps spelled as before session 23
+    (``stated_default``): a stream PUT again with its configuration is the same stream.
+
+    >>> stated = {"policy": {"capacity": 50.0, "late_price": 1000.0}}
+    >>> same_spec({"policy": {"capacity": 50.0}}, stated), same_spec({"policy": {}}, stated)
+    (True, False)
+    """
+    if stored == spec or not isinstance(stored.get("policy"), dict):
+        return stored == spec
+    return {**stored, "policy": stated_default(stored["policy"], spec)} == spec

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scaling import Decision
+from scaling.scaler_state import same_spec
 from service.rows import (
     APPLIED_COLUMNS,
     DECISION_COLUMNS,
@@ -67,6 +68,7 @@ _PROBE_BYTES = 64 * 1024
 _CHUNK = 500  # IN (...) lists well under the limits on bound parameters (SQLite: 32,766)
 # STREAM_COLUMNS where another table of the statement has columns of the same names.
 _QUALIFIED = ", ".join(f"streams.{column.strip()}" for column in STREAM_COLUMNS.split(","))
+_RESPELL = "UPDATE streams SET spec = ?, revision = ? WHERE id = ?"  # the same spec, as now
 
 
 class StaleRevision(Exception):
@@ -183,10 +185,9 @@ class Store(ABC):
         """Create the stream, or replace it and forget its decisions, in one transaction.
 
         Returns ``"created"``, or ``"replaced"`` (``replace=True``). With ``replace=False`` an
-        existing stream is left as it is: ``"unchanged"`` if it has this ``spec`` and
-        ``initial_operators``, else ``"different"``. Two replicas creating one stream at once:
-        one creates it, the other finds it.
-        """
+        existing stream is kept: ``"unchanged"`` if it has this ``spec`` (perhaps spelled as
+        before, then rewritten) and ``initial_operators``, else ``"different"``. Two replicas
+        creating one stream at once: one creates it, the other finds it."""
         encoded_spec, encoded_state = json.dumps(spec), dumps_state(state)
         revision = uuid.uuid4().hex
         with self._writing() as db:
@@ -202,9 +203,13 @@ class Store(ABC):
                 (stream_id, encoded_spec, initial_operators, initial_operators, revision),
             ).fetchall()[0]
             if existing[2] != revision:
-                if not replace:
-                    same = json.loads(existing[0]) == spec and existing[1] == initial_operators
-                    return "unchanged" if same else "different"
+                stored = json.loads(existing[0])
+                if not replace:  # a spec spelled as before (same_spec) is written as now
+                    if existing[1] != initial_operators or not same_spec(stored, spec):
+                        return "different"
+                    if stored != spec:
+                        self._run(db, _RESPELL, (encoded_spec, uuid.uuid4().hex, stream_id))
+                    return "unchanged"
                 self._run(
                     db,
                     "UPDATE streams SET spec = ?, initial_operators = ?, operators = ?, "

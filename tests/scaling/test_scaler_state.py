@@ -179,3 +179,21 @@ def test_a_state_saved_before_restarts_had_a_direction_plans_both_with_them() ->
         with pytest.raises(ValueError, match=field):
             scaler.load_state_dict(broken)
         assert json.dumps(scaler.state_dict()) == kept
+
+
+def test_a_state_saved_before_a_stated_default_late_price_was_kept_in_the_spec_loads() -> None:
+    # Before session 23 a spec that stated late_price 1,000 (the default) left it out; now it
+    # keeps it, so that the cap on an unstated price does not apply. A state stored then loads.
+    spec = {"policy": {"capacity": 50.0, "late_price": 1000.0}}
+    scaler = Scaler.from_spec(spec, operators=4)
+    for t in range(20):
+        scaler.observe(400.0 + 10.0 * (t % 3), float(t), backlog=50.0, running=scaler.operators)
+    assert scaler.spec["policy"]["late_price"] == 1000.0
+    before = json.loads(json.dumps(scaler.state_dict()))
+    del before["spec"]["policy"]["late_price"]  # as stored before
+    restored = Scaler.from_spec(spec)
+    restored.load_state_dict(before)
+    assert restored.state_dict() == scaler.state_dict()
+    # The same stored state does not load into a Scaler of another late price.
+    with pytest.raises(ValueError, match="state was taken from"):
+        Scaler.from_spec({"policy": {"capacity": 50.0, "late_price": 50.0}}).load_state_dict(before)

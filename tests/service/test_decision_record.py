@@ -139,3 +139,38 @@ def test_streams_stored_before_the_model_are_mapped_or_refused_by_name(tmp_path:
         fresh = client.put("/v1/streams/bad", params={"reset": "true"}, json={"policy": POLICY})
         assert fresh.status_code == 200, fresh.text
         assert client.post("/v1/streams/bad/samples", json=sample).status_code == 200
+
+
+def test_a_stream_stored_with_a_stated_default_late_price_spelled_as_before_is_the_same(
+    tmp_path: Path,
+) -> None:
+    """Before session 23 a stated late_price of 1,000 (the default) was stored left out; now a
+    stated one is kept (an unstated one is capped where restarts are long). PUT again with
+    its configuration, such a stream is the same stream: 200 "unchanged", its history kept, its
+    spec written as now, and it decides at the stated price."""
+    stated = {"policy": {**POLICY, "late_price": 1000.0}}
+    samples = queue_samples(40)
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        assert client.put("/v1/streams/s", json=stated).status_code == 201
+        posted = client.post("/v1/streams/s/samples", json={"samples": samples[:20]})
+        assert posted.status_code == 200, posted.text
+    database = sqlite3.connect(tmp_path / "steadyscale.db")
+    spec, state = database.execute(
+        "SELECT spec, state FROM streams JOIN checkpoints ON stream = id WHERE id = 's'"
+    ).fetchone()
+    spec, state = json.loads(spec), json.loads(state)
+    assert spec["policy"]["late_price"] == 1000.0
+    del spec["policy"]["late_price"], state["spec"]["policy"]["late_price"]  # as stored before
+    database.execute("UPDATE streams SET spec = ? WHERE id = 's'", (json.dumps(spec),))
+    database.execute("UPDATE checkpoints SET state = ? WHERE stream = 's'", (json.dumps(state),))
+    database.commit()
+    database.close()
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        again = client.put("/v1/streams/s", json=stated)
+        assert again.status_code == 200, again.text
+        assert client.get("/v1/streams/s").json()["config"]["policy"]["late_price"] == 1000.0
+        assert len(client.get("/v1/streams/s/history").json()["decisions"]) == 20
+        more = client.post("/v1/streams/s/samples", json={"samples": samples[20:]})
+        assert more.status_code == 200, more.text
+        prices = more.json()["decisions"][-1]["explain"]["prices"]
+        assert prices["late_price"] == 1000.0 and prices["late_price_stated"] is True
