@@ -22,6 +22,7 @@ from scaling.guards import (
 )
 from scaling.policy import ThresholdPolicy
 from scaling.scaler import Scaler
+from scaling.scaler_state import same_spec
 from scaling.spec import default_spec
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "available_guards",
     "default_spec",
     "make_guard",
+    "same_spec",
 ]

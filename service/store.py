@@ -47,8 +47,7 @@ from contextlib import AbstractContextManager, closing, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from scaling import Decision
-from scaling.scaler_state import same_spec
+from scaling import Decision, same_spec
 from service.rows import (
     APPLIED_COLUMNS,
     DECISION_COLUMNS,
@@ -191,9 +190,8 @@ class Store(ABC):
         encoded_spec, encoded_state = json.dumps(spec), dumps_state(state)
         revision = uuid.uuid4().hex
         with self._writing() as db:
-            # Creates the row, or locks the existing one (the no-op update takes its lock, in
-            # the same statement, so a replica deleting it meanwhile cannot slip in between):
-            # nothing else writes the stream until this commits. Our revision back: created.
+            # Creates the row, or locks it (the no-op update takes its lock in the same statement,
+            # so no replica deletes it in between) until this commits. Our revision back: created.
             existing = self._run(
                 db,
                 "INSERT INTO streams (id, spec, initial_operators, operators, t, retained, "
@@ -203,8 +201,8 @@ class Store(ABC):
                 (stream_id, encoded_spec, initial_operators, initial_operators, revision),
             ).fetchall()[0]
             if existing[2] != revision:
-                stored = json.loads(existing[0])
                 if not replace:  # a spec spelled as before (same_spec) is written as now
+                    stored = json.loads(existing[0])
                     if existing[1] != initial_operators or not same_spec(stored, spec):
                         return "different"
                     if stored != spec:
