@@ -1,7 +1,7 @@
 """The service's database on PostgreSQL: several replicas of the service, one database.
 
 ``PostgresStorage`` keeps ``service.store.Store`` with the same tables and statements as the
-SQLite file (``service.store`` holds them), through psycopg 3 and a connection pool
+SQLite file (``Store`` brings them), through psycopg 3 and a connection pool
 (psycopg_pool).
 ``STEADYSCALE_DATABASE_URL=postgresql://…`` (``steadyscale serve --database-url``) selects it.
 

@@ -1,6 +1,6 @@
 """What the service's rows hold, and how values go into them and come back out.
 
-Both backends store the same columns (``service.store`` holds the statements): a stream as a
+Both backends store the same columns (``service.store.Store`` runs the statements): a stream as a
 ``StoredStream``, a decision as the columns ``DECISION_COLUMNS`` (which also keep the sample it
 was made for), and a stream's checkpoint, the Scaler's state as JSON, as a ``Checkpoint``
 together with the decisions made after it.

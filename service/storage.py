@@ -1,7 +1,8 @@
 """The service's database in one SQLite file: the embedded default, one host.
 
-``Storage`` keeps ``service.store.Store`` (the tables and the statements are there) in the
-file ``path``, with SQLite's schema (``_MIGRATIONS``, the version in ``PRAGMA user_version``).
+``Storage`` keeps ``service.store.Store`` (the tables are described there, and the statements
+come with it) in the file ``path``, with SQLite's schema (``_MIGRATIONS``, the version in
+``PRAGMA user_version``).
 
 The file is in WAL mode: readers never block the writer, and each write is one short
 ``BEGIN IMMEDIATE`` transaction; writes wait for each other (SQLite has one writer at a time),

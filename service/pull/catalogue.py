@@ -2,9 +2,8 @@
 
 The filter runs in SQL (the stored spec's JSON names a ``"source"`` object), so that a service
 with thousands of push streams and no source reads none of them each time the poller looks.
-It runs one of ``service.store.Store``'s statements through the store's own read helper:
-``service/store.py`` is at the size limit of a module, and this is pull mode's only query of
-the streams table.
+It runs its statement through the store's own read helper (``service.database.Database._all``);
+it is pull mode's only query of the streams table, so it lives with pull mode.
 """
 
 from __future__ import annotations

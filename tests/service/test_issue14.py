@@ -25,7 +25,8 @@ from filters import available_filters
 from filters.raw import Raw
 from scaling import Scaler
 from service.app import create_app
-from service.models import MAX_ERRORS, MAX_VOLUME, Sample, StreamConfig
+from service.bounds import MAX_VOLUME
+from service.models import MAX_ERRORS, Sample, StreamConfig
 from service.settings import Settings
 from service.storage import Storage
 from service.streams import INLINE_SECONDS, StreamService, UnfollowableSample
