@@ -26,10 +26,11 @@ from filters.raw import Raw
 from scaling import Scaler
 from service.app import create_app
 from service.bounds import MAX_VOLUME
+from service.errors import UnfollowableSample
 from service.models import MAX_ERRORS, Sample, StreamConfig
 from service.settings import Settings
 from service.storage import Storage
-from service.streams import INLINE_SECONDS, StreamService, UnfollowableSample
+from service.streams import INLINE_SECONDS, StreamService
 
 TVD = {"filter": {"name": "tvd"}, "policy": {"capacity": 50, "max_operators": 10}}
 JSON = {"content-type": "application/json"}

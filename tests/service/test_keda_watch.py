@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from service.errors import StreamNotFound
 from service.keda import StreamWatch
 from service.models import Sample, StreamConfig
 from service.storage import Storage
-from service.streams import StreamNotFound, StreamService
+from service.streams import StreamService
 
 CONFIG = StreamConfig.model_validate(
     {"filter": {"name": "raw"}, "policy": {"capacity": 50.0}, "operators": 2}
