@@ -38,6 +38,7 @@ Sections (``--only`` picks some; all by default):
     .venv/bin/python -m benchmarks.service --only attack,bodies --seconds 2
     .venv/bin/python -m benchmarks.service --only replicas --seconds 5 --rounds 5
     .venv/bin/python -m benchmarks.service --only throughput --baseline /tmp/base  # vs a checkout
+    .venv/bin/python -m benchmarks.service --only throughput --baseline /tmp/base --pairs 6
 """
 
 from __future__ import annotations
@@ -566,6 +567,12 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help="replicas: (%(default)s)")
     parser.add_argument(
+        "--pairs",
+        type=int,
+        default=0,
+        help="throughput: paired rounds of the targets' scenarios after the run (%(default)s)",
+    )
+    parser.add_argument(
         "--baseline",
         type=Path,
         help="throughput, writepath: another steadyscale checkout measured in the same run",
@@ -576,7 +583,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; choose from {sections}")
     runs: dict[str, Callable[[], None]] = {
-        "throughput": lambda: throughput(args.seconds, args.baseline),
+        "throughput": lambda: throughput(args.seconds, args.baseline, args.pairs),
         "writepath": lambda: write_path(args.baseline),
         "load": crash_load,
         "attack": attack,

@@ -9,6 +9,12 @@ scenario too, right after this one's, so that both meet the same load from outsi
 
 Targets (issue 32): 1-sample POSTs at >= 60 % of the bare endpoint's request rate with one
 client, >= 50 % with four; 100-sample batches at >= 2x the baseline's samples/s.
+
+With ``pairs`` > 0 the target scenarios then run again in that many rounds, each the two sides
+one right after the other, the first side alternating from round to round (ABBA), and each
+target is judged on the median of the rounds' ratios: two cores shared with the client threads
+move a single run's ratio by 10 % or more (docs/benchmarks.md, session 23), and a ratio taken
+within one round cancels what drifts between rounds.
 """
 
 from __future__ import annotations
@@ -126,9 +132,9 @@ def drive(
     return Result(name, counts[0], counts[1], time.perf_counter() - began, latencies)
 
 
-def throughput(seconds: float, baseline: Path | None = None) -> None:
+def throughput(seconds: float, baseline: Path | None = None, pairs: int = 0) -> None:
     """1-sample and 100-sample POSTs against the bare endpoint (and ``baseline``'s service),
-    in one run."""
+    in one run; then ``pairs`` paired rounds of the targets' scenarios."""
     bare_port = free_port()
     with tempfile.TemporaryDirectory() as data:
         servers = {"service": Served(Path(data) / "data")}
@@ -138,7 +144,10 @@ def throughput(seconds: float, baseline: Path | None = None) -> None:
         ceiling = start([sys.executable, "-m", "uvicorn", app, "--port", str(bare_port),
                          "--log-level", "warning"], bare_port)  # fmt: skip
         try:
-            results, cold = _scenarios(servers, ceiling.pid, bare_port, seconds)
+            results, cold, clocks = _scenarios(servers, ceiling.pid, bare_port, seconds)
+            if pairs > 0:
+                _paired(servers["service"], servers.get("baseline"), ceiling.pid, bare_port,
+                        seconds, pairs, clocks)  # fmt: skip
         finally:
             ceiling.terminate()
             for server in servers.values():
@@ -187,7 +196,7 @@ def throughput(seconds: float, baseline: Path | None = None) -> None:
 
 def _scenarios(
     servers: dict[str, Served], bare_pid: int, bare_port: int, seconds: float
-) -> tuple[list[Result], list[Result]]:
+) -> tuple[list[Result], list[Result], dict[str, dict[str, int]]]:
     """Every scenario, each server's right after the bare endpoint's of the same load."""
     bare_url = f"http://127.0.0.1:{bare_port}"
 
@@ -229,4 +238,48 @@ def _scenarios(
         for label, server in servers.items():
             results.append(measured(server.process.pid, f"{label}, {name}", server.url, paths,
                                     batch, threads, seconds, clocks[label]))  # fmt: skip
-    return results, cold
+    return results, cold, clocks
+
+
+def _paired(
+    service: Served,
+    baseline: Served | None,
+    bare_pid: int,
+    bare_port: int,
+    seconds: float,
+    pairs: int,
+    clocks: dict[str, dict[str, int]],
+) -> None:
+    """``pairs`` rounds of each target's two sides, one right after the other, the first side
+    alternating (ABBA); each round's ratio, and their median against the target."""
+    bare_url = f"http://127.0.0.1:{bare_port}"
+    one = ["/v1/streams/s0/samples"]
+    hundred = [f"/v1/streams/s{k}/samples" for k in range(100)]
+
+    def rate(url: str, clock: dict[str, int] | None, paths: list[str], batch: int,
+             threads: int) -> float:  # fmt: skip
+        result = drive("", url, paths, batch, threads, seconds, clock)
+        return (result.samples if batch > 1 else result.requests) / result.seconds
+
+    sides = [
+        ("1-sample POSTs, 1 client, against the bare endpoint", 0.6,
+         (bare_url, None, ["/bare"], 1, 1), (service.url, clocks["service"], one, 1, 1)),
+        ("1-sample POSTs, 4 clients, 100 streams, against the bare endpoint", 0.5,
+         (bare_url, None, ["/bare"] * 4, 1, 4), (service.url, clocks["service"], hundred, 1, 4)),
+    ]  # fmt: skip
+    if baseline is not None:
+        for scenario, paths, threads in (("1 stream, 1 client", one, 1),
+                                         ("100 streams, 4 clients", hundred, 4)):  # fmt: skip
+            sides.append((f"100-sample batches, {scenario}, against the baseline", 2.0,
+                          (baseline.url, clocks["baseline"], paths, 100, threads),
+                          (service.url, clocks["service"], paths, 100, threads)))  # fmt: skip
+    print(f"paired rounds ({pairs}, {seconds:g} s a side, first side alternating):")
+    for name, target, reference, mine in sides:
+        ratios = []
+        for round_ in range(pairs):
+            first, second = (reference, mine) if round_ % 2 == 0 else (mine, reference)
+            rates = {id(first): rate(*first), id(second): rate(*second)}
+            ratios.append(rates[id(mine)] / rates[id(reference)])
+        median = float(np.median(ratios))
+        print(f"  {name}: median {median:.2f} (rounds {' '.join(f'{r:.2f}' for r in ratios)}); "
+              f"target >= {target:g}: {'met' if median >= target else 'NOT met'}")  # fmt: skip
