@@ -69,6 +69,7 @@ class Choice:
             "restart_down": outlook.restart if down is None else down,
             "wander": outlook.wander,
             "operation_late": outlook.operation_late,
+            "tenure": AFTER if outlook.tenure is None else outlook.tenure,
         }
         prices = {
             "latency": policy.latency,

@@ -44,6 +44,9 @@ class Outlook:
         scale-up's ``restart`` (measured per direction: ``scaling.measure``); ``None``: the
         same. Every count is still priced over one horizon, :math:`D + \\max(P, P_-) + T`: a
         count whose restart is shorter serves longer after it.
+    tenure
+        Seconds the count decided now is expected to stand once its restart is over, the
+        :math:`T` of the horizon (``scaling.cost``); ``None``: ``scaling.cost.AFTER``.
     """
 
     level: float
@@ -58,3 +61,4 @@ class Outlook:
     wander: float = 0.0
     operation_late: float | None = None
     restart_down: float | None = None
+    tenure: float | None = None

@@ -12,6 +12,7 @@ from filters import Denoiser
 from filters.base import check_number, reject
 from scaling.cadence import Cadence
 from scaling.choice import Choice, choose
+from scaling.cost import AFTER, LONGEST_TENURE
 from scaling.decision import Action, Decision, cost_reason, reason_code
 from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
@@ -267,6 +268,7 @@ class Scaler:
             wander=trend.wander,
             operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),
             restart_down=self.watch.restart(t, policy.restart, DOWN),
+            tenure=min(max(self.watch.age(t), AFTER), LONGEST_TENURE),
         )
         choice: Choice = choose(outlook, policy)
         explain = choice.explain(policy)

@@ -158,6 +158,11 @@ class Watch:
             return planned
         return max(planned, self._restart_now)
 
+    def age(self, t: float) -> float:
+        """Seconds the running count has stood at ``t``: since it last changed (0 before a
+        change was seen)."""
+        return 0.0 if self._changed_at is None else t - self._changed_at
+
     def actuation(self, t: float) -> float:
         """Seconds from a decision to its count running: the longest recent one, else 0."""
         return estimate(self._actuations, t, 0.0)

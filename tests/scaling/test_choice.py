@@ -209,3 +209,20 @@ def test_an_unstated_late_price_falls_where_every_operation_is_late_for_certain(
     quick = dataclasses.replace(idle, restart=8.0)
     assert choose(quick, default).explain(default)["prices"]["late_price"] == 1000.0
     assert choose(quick, default).operators == choose(quick, stated).operators
+
+
+def test_a_count_that_has_stood_long_is_priced_over_its_expected_tenure() -> None:
+    # Session 24's trace (cosine, SNR 5, seed 2, restart 20 s, delay 30 s, at t = 1,000): 20
+    # raised for a surge at t = 60 and held since, for a level 8 serve. Over the 300 s after
+    # the restart (AFTER) no scale-down repays its restart; over the count's age it does.
+    raised = Outlook(
+        level=356.0, level_error=23.5, excess=-42.0, slope=-0.34, variance=173.0**2,
+        backlog=0.0, running=20, landing=30.0, restart=20.0, wander=3.16, operation_late=26.0,
+    )  # fmt: skip
+    policy = ThresholdPolicy(capacity=50.0, max_operators=20)
+    assert choose(raised, policy).operators == 20  # tenure None: AFTER
+    assert choose(dataclasses.replace(raised, tenure=300.0), policy).operators == 20
+    older = choose(dataclasses.replace(raised, tenure=900.0), policy)
+    assert 8 <= older.operators < 14
+    # Every count is priced over the same longer horizon, the one the record shows.
+    assert older.explain(policy)["horizon"] == 30.0 + 20.0 + 900.0

@@ -315,3 +315,16 @@ def test_the_wander_is_the_level_s_variance_rate_whatever_the_sampling() -> None
                 seen.append(wander)
         assert sum(seen) / len(seen) == pytest.approx(5.0, rel=0.15)
     assert wandered(3.0, 1e6, 5e-324) == 3.0  # no weight: nothing to take (no overflow)
+
+
+def test_the_running_count_s_age_counts_from_its_last_change() -> None:
+    watch = Watch()
+    watch.seen(0.0, 4, 4, last_t=None)
+    assert watch.age(100.0) == 0.0  # no change seen yet
+    watch.decided(100.0, 4, 6, reported=True)
+    watch.seen(101.0, 4, 6, last_t=100.0)
+    watch.seen(131.0, 6, 6, last_t=130.0)  # landed after t = 130
+    assert watch.age(131.0) == 1.0 and watch.age(630.0) == 500.0
+    copy = Watch()
+    copy.load_state_dict(json.loads(json.dumps(watch.state_dict())))
+    assert copy.age(630.0) == 500.0
