@@ -113,7 +113,7 @@ class Prices:
 class Terms(NamedTuple):
     """The expected cost terms of one count, in the prices' unit; ``late_seconds`` includes the
     terminal term's seconds; ``correction`` is the chance that a later operation corrects the
-    count within ``AFTER``, ``correction_cost`` that operation's expected cost (its price and
+    count within the tenure T, ``correction_cost`` that operation's expected cost (its price and
     late seconds); ``total`` sums the priced terms. (A named tuple: a search builds one per
     count it prices, several times faster than a dataclass.)"""
 
@@ -278,7 +278,7 @@ class Pricer:
         self._landing_seconds = outlook.running * landing
         self._operating = longest + after  # seconds a count runs from the landing on
         # A later operation's correction (C(n)): the spread the level may wander by within
-        # AFTER, times sqrt(2) for erfc (2 Phi-bar(x / s) = erfc(x / (s sqrt 2))), and its price.
+        # T, times sqrt(2) for erfc (2 Phi-bar(x / s) = erfc(x / (s sqrt 2))), and its price.
         self._wander = sqrt(2.0 * (error2 + max(outlook.wander, 0.0) * after)) + 1e-9 * c
         late_after = outlook.operation_late
         if late_after is None:

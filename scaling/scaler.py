@@ -47,7 +47,9 @@ class Scaler:
          per second (the filter's noise estimate × the typical interval), the backlog, the
          running count, a decision not yet running, and the restart, the actuation delay
          and the late seconds an operation brings, measured from what the job reports
-         (``scaling.watch``), and how fast the level wanders (``scaling.measure.wandered``);
+         (``scaling.watch``), how fast the level wanders (``scaling.measure.wandered``) and
+         how long the running count has stood (its age: the count decided is priced over as
+         long, from ``cost.AFTER`` to ``cost.LONGEST_TENURE``);
          the bounds limit the candidates; then each guard but those deciding from the
          filter's standard error (``confidence``: the model prices it); held while the
          filter warms up;
