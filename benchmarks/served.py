@@ -1,5 +1,6 @@
 """`steadyscale serve` in a process of its own, for the service benchmarks
-(``benchmarks.service``, ``benchmarks.service_throughput``, ``benchmarks.service_load``)."""
+(the sections of ``benchmarks.service``: ``benchmarks.service_attack``, ``_fuzz``,
+``_load``, ``_replicas``, ``_streams``, ``_throughput``)."""
 
 from __future__ import annotations
 
