@@ -12,7 +12,9 @@ connection opened or its previous response ended, and one whose request body is 
 ``body_timeout`` seconds after its headers were (issue 32: 4,000 connections sending a byte of
 body every 2 s were all held). httptools, unlike h11, also keeps whatever a request's head
 grows to until it ends: ``BoundedProtocol`` answers 400 to a request line and headers larger
-than h11's bound, ``max_head`` bytes.
+than h11's bound, ``max_head`` bytes. A request the parser refuses (a method that is not
+HTTP's, a malformed line) or whose head is too large is answered as every other error, with
+the service's problem body (``service.models.Problem``), not uvicorn's plain text.
 
 ``serve(app, settings)`` is what ``steadyscale serve`` runs.
 """
@@ -27,7 +29,14 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from service.models import FieldError, Problem
 from service.settings import Settings
+
+# What a request must be for the parser to take it, said in the 400 of one it refuses.
+_REQUEST_ALLOWED = (
+    "an HTTP/1.1 request: a method the API takes (GET, PUT, POST, DELETE, ...), a path and "
+    "headers of at most 16 KiB together, then a body of Content-Length bytes"
+)
 
 
 class BoundedProtocol(HttpToolsProtocol):
@@ -92,6 +101,22 @@ class BoundedProtocol(HttpToolsProtocol):
         self._disarm_header_timer()
         self._disarm_body_timer()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's 400 for a request its parser refuses, with the service's problem body."""
+        error = FieldError.of(
+            "request", None, _REQUEST_ALLOWED, f"{msg} Allowed: {_REQUEST_ALLOWED}"
+        )
+        problem = Problem(status=400, error="Bad Request", detail=msg, errors=[error])
+        body = problem.model_dump_json().encode()
+        head = [b"HTTP/1.1 400 Bad Request\r\n"]
+        for name, value in self.server_state.default_headers:
+            head.append(name + b": " + value + b"\r\n")
+        head.append(b"content-type: application/json\r\n")
+        head.append(b"content-length: " + str(len(body)).encode("ascii") + b"\r\n")
+        head.append(b"connection: close\r\n\r\n")
+        self.transport.write(b"".join(head) + body)
+        self.transport.close()
 
     def _arm_header_timer(self) -> None:
         self._disarm_header_timer()

@@ -4,6 +4,7 @@ serve` over TCP: request heads and bodies that never finish, and heads that neve
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import time
 from pathlib import Path
@@ -73,6 +74,31 @@ def test_a_request_head_that_never_ends_is_refused_without_being_kept(tmp_path: 
             assert answer == b"" or answer.startswith(b"HTTP/1.1 400")
         endless.close()
         assert resident_mib() - before < 16
+        assert healthz_seconds(server.url, 2) < 1.0
+    finally:
+        server.stop()
+
+
+def test_a_request_the_parser_refuses_gets_the_service_s_problem_body(tmp_path: Path) -> None:
+    """httptools refuses a method that is not HTTP's before the app sees it; the 400 says so
+    as every other error does: JSON naming the field, the value and what is allowed."""
+    server = Server(tmp_path / "data")
+    try:
+        for request in (b"FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n", b"GET / HTTP/9\r\n\r\n"):
+            connection = socket.create_connection(("127.0.0.1", server.port))
+            connection.sendall(request)
+            answer = b""
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := connection.recv(65536):
+                    answer += chunk
+            connection.close()
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 400"), answer[:200]
+            assert b"content-type: application/json" in head.lower()
+            problem = json.loads(body)
+            assert problem["status"] == 400 and problem["error"] == "Bad Request"
+            [error] = problem["errors"]
+            assert error["field"] == "request" and "HTTP/1.1" in error["allowed"]
         assert healthz_seconds(server.url, 2) < 1.0
     finally:
         server.stop()
