@@ -1,6 +1,6 @@
 """schemathesis hooks for fuzzing the service: ``SCHEMATHESIS_HOOKS=tests.service.fuzz_hooks``
-for the command line (``benchmarks/service.py``); ``tests/service/test_fuzz.py`` registers the
-same on its schema.
+for the command line (``benchmarks/service_fuzz.py``, run by ``benchmarks.service --only
+fuzz``); ``tests/service/test_fuzz.py`` registers the same on its schema.
 
 Generated samples are put in increasing ``t``, as a client sends them: random times are almost
 never increasing, and the refusal (409) would end every sequence of linked operations at its

@@ -49,7 +49,7 @@ def _app() -> FastAPI:
 # Schema-valid requests that the service may still refuse, and why: a filter's or guard's
 # parameters are checked by the filter or guard (ranges, and rules across fields such as
 # max_operators >= min_operators), which JSON Schema does not express (422).
-# Shared with benchmarks/service.py's longer run: what the stateful phase generates, and the
+# Shared with benchmarks/service_fuzz.py's longer run: what the stateful phase generates, and the
 # statuses schema-valid configurations may get.
 CONFIG = SchemathesisConfig.from_path(Path(__file__).with_name("schemathesis.toml"))
 
