@@ -146,8 +146,8 @@ def throughput(seconds: float, baseline: Path | None = None, pairs: int = 0) -> 
         try:
             results, cold, clocks = _scenarios(servers, ceiling.pid, bare_port, seconds)
             if pairs > 0:
-                _paired(servers["service"], servers.get("baseline"), ceiling.pid, bare_port,
-                        seconds, pairs, clocks)  # fmt: skip
+                _paired(servers["service"], servers.get("baseline"), bare_port, seconds, pairs,
+                        clocks)  # fmt: skip
         finally:
             ceiling.terminate()
             for server in servers.values():
@@ -244,7 +244,6 @@ def _scenarios(
 def _paired(
     service: Served,
     baseline: Served | None,
-    bare_pid: int,
     bare_port: int,
     seconds: float,
     pairs: int,
@@ -277,9 +276,12 @@ def _paired(
     for name, target, reference, mine in sides:
         ratios = []
         for round_ in range(pairs):
-            first, second = (reference, mine) if round_ % 2 == 0 else (mine, reference)
-            rates = {id(first): rate(*first), id(second): rate(*second)}
-            ratios.append(rates[id(mine)] / rates[id(reference)])
+            if round_ % 2 == 0:
+                theirs = rate(*reference)
+                ratios.append(rate(*mine) / theirs)
+            else:
+                ours = rate(*mine)
+                ratios.append(ours / rate(*reference))
         median = float(np.median(ratios))
         print(f"  {name}: median {median:.2f} (rounds {' '.join(f'{r:.2f}' for r in ratios)}); "
               f"target >= {target:g}: {'met' if median >= target else 'NOT met'}")  # fmt: skip

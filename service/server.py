@@ -32,12 +32,6 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from service.models import FieldError, Problem
 from service.settings import Settings
 
-# What a request must be for the parser to take it, said in the 400 of one it refuses.
-_REQUEST_ALLOWED = (
-    "an HTTP/1.1 request: a method the API takes (GET, PUT, POST, DELETE, ...), a path and "
-    "headers of at most 16 KiB together, then a body of Content-Length bytes"
-)
-
 
 class BoundedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, closing connections that do not finish sending a
@@ -104,9 +98,12 @@ class BoundedProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's 400 for a request its parser refuses, with the service's problem body."""
-        error = FieldError.of(
-            "request", None, _REQUEST_ALLOWED, f"{msg} Allowed: {_REQUEST_ALLOWED}"
+        allowed = (
+            "an HTTP/1.1 request: a method the API takes (GET, PUT, POST, DELETE, ...), a path "
+            f"and headers of at most {self.max_head // 1024} KiB together, then a body of "
+            "Content-Length bytes"
         )
+        error = FieldError.of("request", None, allowed, f"{msg} Allowed: {allowed}")
         problem = Problem(status=400, error="Bad Request", detail=msg, errors=[error])
         body = problem.model_dump_json().encode()
         head = [b"HTTP/1.1 400 Bad Request\r\n"]
