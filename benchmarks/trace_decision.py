@@ -117,6 +117,11 @@ def curve(decision: Decision, capacity: float) -> list[str]:
         running=given["running"],
         landing=given["landing"],
         restart=given["restart"],
+        # Records from before these were inputs leave them out: the Outlook's defaults.
+        wander=given.get("wander", 0.0),
+        operation_late=given.get("operation_late"),
+        restart_down=given.get("restart_down"),
+        tenure=given.get("tenure"),
     )
     late = stated["late_price"] if stated["late_price"] is not None else 0.0
     prices = Prices(capacity, stated["latency"], stated["operator_price"], late,

@@ -31,3 +31,24 @@ def test_a_volume_only_decision_has_no_curve() -> None:
     scaler = Scaler.from_spec({"filter": {"name": "raw"}, "policy": {"capacity": 50.0}})
     decision = scaler.observe(300.0, 1.0)
     assert curve(decision, 50.0) == ["    (no cost curve: not a priced cost-model decision)"]
+
+
+def test_the_curve_prices_from_every_input_the_record_holds() -> None:
+    """A count that has stood long is priced over its tenure, and a lean one with the chance a
+    later operation corrects it: the curve's neighbours cost what the record says they do."""
+    scaler = Scaler.from_spec({"filter": {"name": "raw"}, "policy": {"capacity": 50.0}})
+    running, decision = 1, None
+    for t in range(1, 1200):
+        volume = 330.0 + 40.0 * ((t * 7919) % 13 - 6) / 6.0  # wanders about 330 records/s
+        decision = scaler.observe(volume, float(t), backlog=0.0, running=running)
+        running = decision.operators
+    assert decision is not None and decision.explain is not None
+    inputs = decision.explain["inputs"]
+    assert inputs["tenure"] > 300.0 and inputs["wander"] > 0.0
+    rows = {
+        int(row[0]): float(row[3]) for row in (line.split() for line in curve(decision, 50.0)[1:])
+    }
+    candidates = decision.explain["candidates"]
+    assert any(c["correction"] > 0.0 for c in candidates)
+    for recorded in candidates:
+        assert abs(rows[recorded["operators"]] - recorded["total"]) <= 1.0, recorded
