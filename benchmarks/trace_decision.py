@@ -3,9 +3,12 @@
     .venv/bin/python -m benchmarks.trace_decision --workload paper --snr 5 --seed 2 --pause 8
     .venv/bin/python -m benchmarks.trace_decision --workload paper --snr 5 --seed 2 --pause 8 \\
         --at 383,395
+    .venv/bin/python -m benchmarks.trace_decision --workload trace:Twitter_volume_AAPL --snr 1 \\
+        --seed 4 --pause 8 --delay 30
 
 Runs the cell on the queue model (``simulator.experiments.compare.queue_run``, the compare
-grid's settings) with the default, or the default with ``--set NAME=VALUE`` (as
+grid's settings; a recorded trace, ``trace:NAME``, is read from ``--traces`` whole, as
+``benchmarks.regimes`` runs it) with the default, or the default with ``--set NAME=VALUE`` (as
 ``benchmarks.regimes``). Without ``--at`` it lists every decision that changed the count:
 when, from and to, its reason code, the true level (the noise-free trend) against the level the
 filter gave, and the late seconds (queueing delay over the latency) in the 40 s that follow.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,12 +63,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--at", default="", help="times, comma-separated: print those records")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--curve", action="store_true", help="with --at: every count's cost")
+    parser.add_argument(
+        "--traces", type=Path, default=Path("../shared/data/traces"),
+        help="where a --workload trace:NAME is read from, NAME.csv, all of it (as compare runs it)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     settings = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
     spec = {**baselines()["steadyscale"], **settings}
+    workload, params, duration = args.workload, {}, CompareCell.duration
+    if workload.startswith("trace:"):  # a recorded trace, as benchmarks.regimes runs it
+        path = args.traces / f"{workload.removeprefix('trace:')}.csv"
+        workload, params, duration = "trace", {"path": str(path)}, None
     cell = CompareCell(
-        "steadyscale", spec, args.workload, args.seed, args.snr, pause=args.pause, delay=args.delay
-    )
+        "steadyscale", spec, workload, args.seed, args.snr, workload_params=params,
+        duration=duration, pause=args.pause, delay=args.delay,
+    )  # fmt: skip
     policy = Traced(**{key: value for key, value in spec.items() if key != "name"})
     trend, result = queue_run(cell, policy)
     timeline, metrics = result.timeline, result.metrics

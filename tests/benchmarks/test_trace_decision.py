@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from benchmarks.trace_decision import curve
+from pathlib import Path
+
+import pytest
+
+from benchmarks.trace_decision import curve, main
 from scaling import Scaler
 
 
@@ -52,3 +56,15 @@ def test_the_curve_prices_from_every_input_the_record_holds() -> None:
     assert any(c["correction"] > 0.0 for c in candidates)
     for recorded in candidates:
         assert abs(rows[recorded["operators"]] - recorded["total"]) <= 1.0, recorded
+
+
+def test_a_recorded_trace_is_traced_as_compare_runs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--workload trace:NAME`` reads ``NAME.csv`` from ``--traces``, all of it."""
+    rows = "\n".join(f"{t},{200 + 150 * (t // 600 % 2)}" for t in range(0, 1800, 60))
+    (tmp_path / "tiny.csv").write_text("timestamp,value\n" + rows + "\n", encoding="utf-8")
+    main(["--workload", "trace:tiny", "--traces", str(tmp_path), "--snr", "10", "--pause", "8"])
+    head, *changes = capsys.readouterr().out.splitlines()
+    assert head.startswith("trace:tiny, SNR 10, seed 1, pause 8 s, delay 0 s: ")
+    assert changes and all(line.startswith("t=") for line in changes)
