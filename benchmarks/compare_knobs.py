@@ -82,6 +82,15 @@ def stored_runs(folder: Path) -> list[dict[str, Any]]:
     return [{k: v if k in text else float(v) for k, v in row.items()} for row in rows]
 
 
+def workload_of(name: str, traces: Path) -> tuple[str, dict[str, str], float | None]:
+    """A stored run's ``workload`` as a cell runs it: its name, parameters and duration
+    (``trace:NAME`` is ``traces/NAME.csv``, all of it; a synthetic workload lasts 1,500 s)."""
+    if name.startswith("trace:"):
+        path = traces / f"{name.removeprefix('trace:')}.csv"
+        return "trace", {"path": str(path)}, None
+    return name, {}, 1500.0
+
+
 def default_cells(
     runs: Sequence[Mapping[str, Any]],
     settings: Mapping[str, Any],
@@ -96,12 +105,7 @@ def default_cells(
         if run["policy"] != policy:
             continue
         spec = {**json.loads(str(run["policy_spec"])), **settings}
-        workload, params = str(run["workload"]), {}
-        duration: float | None = 1500.0
-        if workload.startswith("trace:"):
-            stem = workload.removeprefix("trace:")
-            path = traces / f"{stem}.csv"
-            workload, params, duration = "trace", {"path": str(path)}, None  # all of it
+        workload, params, duration = workload_of(str(run["workload"]), traces)
         cells.append(
             CompareCell(
                 policy,

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.compare_knobs import workload_of
 from scaling.baselines.steadyscale import ScalerPolicy
 from scaling.cost import Pricer, Prices
 from scaling.decision import Decision
@@ -70,10 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settings = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.set)}
     spec = {**baselines()["steadyscale"], **settings}
-    workload, params, duration = args.workload, {}, CompareCell.duration
-    if workload.startswith("trace:"):  # a recorded trace, as benchmarks.regimes runs it
-        path = args.traces / f"{workload.removeprefix('trace:')}.csv"
-        workload, params, duration = "trace", {"path": str(path)}, None
+    workload, params, duration = workload_of(args.workload, args.traces)
     cell = CompareCell(
         "steadyscale", spec, workload, args.seed, args.snr, workload_params=params,
         duration=duration, pause=args.pause, delay=args.delay,
