@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import re
 import shutil
 import sys
@@ -186,16 +185,16 @@ def main(argv: list[str] | None = None) -> int:
     for policy, figures in measured.items():
         row: dict[str, Any] = {"policy": policy, **_figures(figures)}
         if policy != "dynamic-allocation":
-            # steadyscale decides once per batch: as often in the model as it did on Spark.
-            interval = figures.interval if math.isfinite(figures.interval) else TRIGGER
+            # steadyscale decides once per batch: at each of the model's micro-batches' ends,
+            # a trigger apart at least, the batches reading at most what Spark's do.
             stand_in = model_policy(
                 policy, args.capacity, args.executors, args.latency,
-                counts.get(policy, initial), interval,
+                counts.get(policy, initial), TRIGGER,
             )  # fmt: skip
             start = counts.get(policy, initial)
             prediction = predict(
                 stand_in, schedule, capacity=args.capacity, executors=args.executors,
-                initial=start, delay=delay, latency=args.latency,
+                initial=start, delay=delay, latency=args.latency, batch=most,
             )  # fmt: skip
             row |= {key: prediction[key] for key in COLUMNS if key.startswith("predicted")}
         rows.append(row)

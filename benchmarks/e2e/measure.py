@@ -123,7 +123,6 @@ class Measured:
     steps: list[tuple[float, int]]  # (seconds since the start, executors from then on)
     latencies: list[tuple[float, float]]  # (commit, seconds since the start; latency, s)
     startup: list[float]  # s from registration to first task's end, executors added in window
-    interval: float  # mean seconds between two batches' starts in the window: a sample each
 
 
 def measure(log: EventLog, run: Run, schedule: Schedule, latency: float) -> Measured:
@@ -152,8 +151,6 @@ def measure(log: EventLog, run: Run, schedule: Schedule, latency: float) -> Meas
         for name, at, _ in log.executors
         if start < at <= end and name in log.first_task
     ]
-    starts = [b.started for b in log.batches.get(run.query, []) if start <= b.started <= end]
-    interval = (starts[-1] - starts[0]) / (len(starts) - 1) if len(starts) > 1 else float("nan")
     return Measured(
         executor_seconds=seconds,
         operations=_operations(moves),
@@ -167,7 +164,6 @@ def measure(log: EventLog, run: Run, schedule: Schedule, latency: float) -> Meas
         steps=_steps(log, start, run.stopped),
         latencies=list(zip(commits.tolist(), waits.tolist(), strict=True)),
         startup=startup,
-        interval=interval,
     )
 
 

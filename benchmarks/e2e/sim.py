@@ -9,9 +9,9 @@ a Structured Streaming query (a removed executor's tasks run again elsewhere).
 
 steadyscale runs in the model as it runs on Spark: the default Scaler (``ScalerPolicy`` with
 no filter), told the backlog, the running count and the processed rate, deciding once per
-micro-batch. A batch starts when the one before ends, so a query that falls behind reports
-fewer, longer batches: the model decides at the mean interval between the real run's batches
-(the Scaler's filter counts samples, not seconds). A fixed count is ``Hold``.
+micro-batch. A batch starts when the one before ends, a trigger at least, and reads what
+waits, up to the most a batch reads (``batch``), so a query that falls behind reports fewer,
+longer batches: the model's stage does too (``QueueConfig.batch``). A fixed count is ``Hold``.
 """
 
 from __future__ import annotations
@@ -51,8 +51,10 @@ def predict(
     initial: int,
     delay: float,
     latency: float,
+    batch: float | None = None,
 ) -> dict[str, Any]:
-    """Predicted executor-seconds, late seconds and operations of one run, and its timeline."""
+    """Predicted executor-seconds, late seconds and operations of one run, and its timeline
+    (``batch``: the most rows a micro-batch reads; ``None``: a decision every interval)."""
     config = QueueConfig(
         capacity=capacity,
         pause=0.0,
@@ -60,6 +62,7 @@ def predict(
         sla=latency,
         min_operators=1,
         max_operators=executors,
+        batch=batch,
     )
     result = run_queue(policy, schedule.per_second(), config=config, operators=initial)
     metrics = result.metrics

@@ -118,6 +118,14 @@ class QueueConfig:
         latency bound of the threshold rule and the SLO example of seed 002 (§5.3, §5.4).
     min_operators, max_operators
         Bounds every decision is clamped to; ``max_operators`` is ``None`` for no bound.
+    batch
+        Most tuples one micro-batch reads (> 0), for a stage that reports once per micro-batch
+        (Spark Structured Streaming: ``benchmarks.spark_e2e`` reads at most 5 s of the largest
+        count's capacity a batch): a batch starts when the one before ends, no sooner than
+        ``policy.interval`` after it (the trigger), reads the tuples waiting then, up to
+        ``batch``, and takes them at the running capacity, so a stage that falls behind
+        reports, and is decided for, less often. ``None`` (the default): once every
+        ``policy.interval`` seconds, whatever the backlog (a broker's lag read on a clock).
     """
 
     capacity: float = 50.0
@@ -127,11 +135,13 @@ class QueueConfig:
     sla: float = 10.0
     min_operators: int = 1
     max_operators: int | None = None
+    batch: float | None = None
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
         check_number(owner, "capacity", self.capacity, minimum=0, exclusive_minimum=True)
         check_number(owner, "buffer", self.buffer, minimum=0, exclusive_minimum=True)
+        check_number(owner, "batch", self.batch, minimum=0, exclusive_minimum=True, nullable=True)
         for name in ("pause", "delay", "sla"):
             check_number(owner, name, getattr(self, name), minimum=0)
         check_number(owner, "min_operators", self.min_operators, minimum=0, integer=True)
@@ -146,6 +156,8 @@ class QueueConfig:
             object.__setattr__(self, "max_operators", int(self.max_operators))
         for name in ("capacity", "buffer", "pause", "delay", "sla"):
             object.__setattr__(self, name, float(getattr(self, name)))
+        if self.batch is not None:
+            object.__setattr__(self, "batch", float(self.batch))
         object.__setattr__(self, "min_operators", int(self.min_operators))
 
 
@@ -263,7 +275,13 @@ def run_queue(
             if decided == running:  # nothing pending: an operation starts its delay
                 due = i + 1 + delay_steps
             decided = target
-        next_decision = math.floor((i + 1 + _TOLERANCE) / steps_per_decision) + 1
+        if config.batch is None:
+            next_decision = math.floor((i + 1 + _TOLERANCE) / steps_per_decision) + 1
+        else:  # the next micro-batch's end: what it reads at the running capacity, a trigger on
+            # It reads what arrived during this one, or the backlog where the stage is behind.
+            read = min(max(backlog, observation.arrival_rate * period), config.batch)
+            seconds = max(read / (max(running, 1) * capacity), steps_per_decision * step)
+            next_decision = (i + 1 + math.ceil(seconds / step - _TOLERANCE)) / steps_per_decision
         since, backlog_before = i + 1, backlog
         sum_arrivals = sum_processed = sum_utilisation = sum_backpressure = 0.0
 

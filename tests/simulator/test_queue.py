@@ -173,6 +173,26 @@ def test_each_observation_averages_the_steps_since_the_previous_decision() -> No
     assert second.arrival_rate == 60.0 and second.processed_rate == 50.0
 
 
+def test_a_micro_batch_stage_reports_at_each_batchs_end_less_often_when_behind() -> None:
+    # Micro-batches of at most 600 tuples on one 50 tuples/s instance, a trigger of 1 s: 40/s
+    # arriving, each batch reads what came during the one before and ends after the trigger.
+    # Then 200/s for 10 s: the backlog grows, and each batch reads 600 and takes 12 s.
+    policy = Scripted([1])
+    arrivals = np.array([40.0] * 5 + [200.0] * 10 + [40.0] * 40)
+    run_queue(policy, arrivals, config=stage(batch=600.0))
+    times = [seen.t for seen in policy.seen]
+    assert times[:6] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    gaps = np.diff(times)
+    assert gaps.max() == 12.0  # 600 tuples at 50/s
+    # While the stage is behind it is decided for every 12 s, not every second.
+    behind = [seen for seen in policy.seen if seen.backlog >= 600.0]
+    assert len(behind) >= 2 and all(b.period == 12.0 for b in behind[1:])
+    # Without ``batch`` (a lag read on a clock) every second, whatever the backlog.
+    clocked = Scripted([1])
+    run_queue(clocked, arrivals, config=stage())
+    assert [seen.t for seen in clocked.seen] == [float(t) for t in range(1, 56)]
+
+
 def test_decisions_are_clamped_to_the_bounds() -> None:
     config = stage(min_operators=2, max_operators=4)
     result = run_queue(Scripted([9, 0]), np.full(3, 60.0), config=config, operators=2)
@@ -190,6 +210,7 @@ def test_decisions_are_clamped_to_the_bounds() -> None:
         ({"sla": "10"}, r"QueueConfig: sla='10' is not allowed: sla must be a number"),
         ({"min_operators": 1.5}, r"QueueConfig: min_operators=1\.5 is not allowed: .* integer"),
         ({"min_operators": 3, "max_operators": 2}, r"max_operators=2 is not allowed: .* >= 3"),
+        ({"batch": 0.0}, r"QueueConfig: batch=0\.0 is not allowed: .* > 0"),
     ],
 )
 def test_invalid_settings_name_the_field_and_value(settings: dict[str, Any], message: str) -> None:
