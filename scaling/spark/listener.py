@@ -241,8 +241,9 @@ def waiting(behind: float | None, volume: float, took: float) -> float | None:
 
     A micro-batch reads its records when it starts: the lag its event reports leaves out every
     record that came while it ran, which the next batch reads. A query that fell behind runs
-    long batches, so that is most of what waits: on the real-Spark benchmark a batch of 9 s
-    read 3,100 rows at 2 executors and reported 126 behind (docs/benchmarks.md, session 26).
+    long batches, so that is most of what waits: on the real-Spark benchmark a 9 s batch at 2
+    executors reported 126 rows behind while some 3,100 had arrived as it ran
+    (docs/benchmarks.md, session 26).
 
     >>> waiting(126.0, 350.0, 9.0), waiting(None, 350.0, 9.0)
     (3276.0, None)

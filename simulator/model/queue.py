@@ -30,7 +30,10 @@ latency: the time one instance would need, the soonest any scale-up could drain 
 ``processed_rate``, ``utilisation`` and ``backpressure`` of those steps, the ``backlog`` at the
 boundary, ``backlog_rate`` = (backlog change) / ``period``, ``capacity = μ`` and ``operators``
 = the instances running at the boundary. Its answer, clamped to ``[min_operators,
-max_operators]``, is the decided target.
+max_operators]``, is the decided target. A micro-batch stage (``QueueConfig.batch``) is decided
+for at each batch's end instead: the next boundary is ``max(interval, read / (n μ))`` seconds on
+(rounded up to steps), ``read`` the tuples the next batch takes, ``min(max(b, λ̄ · period),
+batch)``: what arrived during this batch, or the backlog where the stage is behind.
 
 **Actuation.** A decision that differs from the running count, with none pending, starts an
 operation: it takes effect at the start of the first step at or after the decision time plus
