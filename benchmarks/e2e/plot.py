@@ -51,7 +51,8 @@ def plot_timeline(
         waits = [wait for _, wait in figures.latencies]
         late.plot(commits, waits, ".", color=colour, markersize=3, label=policy)
     executors.set_ylabel("executors registered")
-    executors.set_ylim(0, most + 0.7)
+    # Headroom above the largest count for the legend: lines at the top stay clear of it.
+    executors.set_ylim(0, most + 1.8)
     executors.yaxis.set_major_locator(MaxNLocator(integer=True))
     executors.legend(loc="upper left", ncols=4, frameon=False)
     late.axhline(latency, color="black", linestyle="--", linewidth=0.8)
