@@ -169,7 +169,7 @@ class Scaler:
         if last_t is not None:
             self._interval = interval = t - last_t
             weight = self.cadence.seen(interval)
-        filtered, spread = self._filter(volume, t, weight)
+        filtered, spread = self._filter(volume, t, weight, backlog is not None)
         if backlog is None:
             operators, code, reason, explain = self._threshold(filtered, spread, previous, t)
         else:
@@ -199,17 +199,26 @@ class Scaler:
             backlog, running, processed, code, explain,
         )  # fmt: skip
 
-    def _filter(self, volume: float, t: float, weight: float) -> tuple[float, float | None]:
+    def _filter(
+        self, volume: float, t: float, weight: float, queued: bool
+    ) -> tuple[float, float | None]:
         """The level after a sample of ``weight`` (``scaling.cadence``) and the filter's spread
-        then (worked out once: it is most of a decision's cost outside the cost model); the
-        trend follows the level (``scaling.trend``)."""
-        last_t, denoiser = self._last_t, self.filter
+        then (worked out once: it is most of a decision's cost outside the cost model).
+
+        The trend (``scaling.trend``) follows the level from the first sample that reports a
+        backlog (``queued``) on: only the cost model decides from it, and a stream of volumes
+        alone saves its cost, about a tenth of such a decision's (docs/benchmarks.md, session
+        27). A stream that reports its backlog later starts it then, as from a stored state of
+        before the trend (``scaling.scaler_state.LATER``): no slope, no excess, until the
+        seconds it averages over have passed."""
+        last_t, denoiser, trend = self._last_t, self.filter, self.trend
         # A sample of weight 1 is one sample to every filter (tests/filters/test_contract.py):
         # an even stream's takes the shorter way, without the weight's check.
         filtered = denoiser.update(volume) if weight == 1.0 else denoiser.weighed(volume, weight)
         spread = denoiser.spread
-        warm = spread is not None or not denoiser.reports_spread
-        self.trend.follow(volume, filtered, None if last_t is None else t - last_t, warm)
+        if queued or trend.filtered is not None:
+            warm = spread is not None or not denoiser.reports_spread
+            trend.follow(volume, filtered, None if last_t is None else t - last_t, warm)
         return filtered, spread
 
     def _threshold(

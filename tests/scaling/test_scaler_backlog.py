@@ -261,3 +261,22 @@ def test_a_job_whose_scale_ups_stall_and_scale_downs_do_not_plans_each_its_own()
     assert (inputs["restart"], inputs["restart_down"]) == (25.0, 0.0)
     assert "restart 25 s up, 0 s down" in decision.reason
     assert_reason_is_true(decision)
+
+
+def test_the_trend_is_followed_from_the_first_sample_that_reports_a_backlog() -> None:
+    """A stream of volumes alone decides without the trend, and does not pay for it; one that
+    reports its backlog later starts it then, as a stored state of before the trend would."""
+    volumes = 300.0 + np.random.default_rng(3).normal(0.0, 30.0, 200)
+    alone = Scaler.from_spec({"policy": {"capacity": 50.0}}, operators=6)
+    for t, volume in enumerate(volumes):
+        alone.observe(float(volume), float(t))
+    assert alone.trend.state_dict() == {
+        "filtered": None, "slope": 0.0, "excess": 0.0, "missed": 0.0, "wander": 0.0,
+    }  # fmt: skip
+    later = alone.observe(330.0, 200.0, backlog=0.0, running=6, processed=330.0)
+    assert later.explain is not None and later.explain["inputs"]["slope"] == 0.0
+    assert alone.trend.filtered == later.filtered
+    ramp = [later.filtered + 2.0 * k for k in range(1, 120)]  # the level rises from then on
+    for k, volume in enumerate(ramp, start=201):
+        decision = alone.observe(volume, float(k), backlog=0.0, running=6, processed=volume)
+    assert decision.explain is not None and decision.explain["inputs"]["slope"] > 0.5
