@@ -194,10 +194,14 @@ def deferral(
 def prices_for(outlook: Outlook, policy: ThresholdPolicy) -> Prices:
     """The policy's prices, with the late second's at what the scale-down's restart makes it
     (``ThresholdPolicy.late_price_for``: unstated, it falls where every operation is late)."""
-    prices = policy.prices
     down = outlook.restart if outlook.restart_down is None else outlook.restart_down
-    late = policy.late_price_for(down)
-    return prices if late == prices.late else dataclasses.replace(prices, late=late)
+    return Prices(
+        policy.capacity,
+        policy.latency,
+        policy.operator_price,
+        policy.late_price_for(down),
+        policy.operation_price,
+    )
 
 
 def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:

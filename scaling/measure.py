@@ -78,11 +78,20 @@ def estimate(history: History, t: float, prior: float, direction: int = 0) -> fl
     >>> estimate([[10.0, 25.0, UP]], 30.0, 5.0, DOWN), estimate([[10.0, 2.0, UP]], 30.0, 5.0, DOWN)
     (5.0, 2.0)
     """
-    recent = [pair for pair in history if t - pair[0] < MAX_AGE]
-    mine = [pair[1] for pair in _of(recent, direction)[-HISTORY:]]
+    # One pass (a decision asks five times): the recent ones in the direction, and the largest
+    # of all the recent ones.
+    mine: list[float] = []
+    largest = -math.inf
+    for pair in history:
+        if t - pair[0] < MAX_AGE:
+            seconds = pair[1]
+            if seconds > largest:
+                largest = seconds
+            if direction == 0 or len(pair) < 3 or pair[2] == direction:
+                mine.append(seconds)
     if mine:
-        return max(mine)
-    return min(prior, max(pair[1] for pair in recent)) if recent else prior
+        return max(mine[-HISTORY:])
+    return min(prior, largest) if largest > -math.inf else prior
 
 
 def restarting(
