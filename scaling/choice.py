@@ -234,10 +234,16 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
         return Choice(chosen, unbounded, pricer, put_off)
     allowed = policy.late_probability * pricer.horizon
     low = max(starts[0] - 4, 0)
-    counts = {*range(low, max(starts[1], low + 8) + 1), running}
-    if len(counts) > MOST_CANDIDATES:  # a huge backlog: every few counts
-        step = math.ceil(len(counts) / MOST_CANDIDATES)
-        counts = {*range(low, max(counts) + 1, step), running, starts[1]}
+    high = max(starts[1], low + 8)
+    # Every count from low to high and the running one, or, past MOST_CANDIDATES of them (a
+    # huge backlog, a delay of days), every few: counted, never listed first (a range of
+    # millions of counts, listed, held gigabytes).
+    many = high - low + 1 + (not low <= running <= high)
+    if many > MOST_CANDIDATES:
+        step = math.ceil(many / MOST_CANDIDATES)
+        counts = {*range(low, max(high, running) + 1, step), running, starts[1]}
+    else:
+        counts = {*range(low, high + 1), running}
 
     def best(candidates: set[int]) -> int:
         """The cheapest within the share, else the least late."""

@@ -274,7 +274,7 @@ class Scaler:
             variance=noise * noise * typical,  # per sample -> per second
             backlog=backlog,
             running=previous,
-            landing=self.watch.landing(t),
+            landing=self.watch.landing(t, policy.delay),
             restart=restart,
             wander=trend.wander,
             operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),

@@ -163,14 +163,16 @@ class Watch:
         change was seen)."""
         return 0.0 if self._changed_at is None else t - self._changed_at
 
-    def actuation(self, t: float) -> float:
-        """Seconds from a decision to its count running: the longest recent one, else 0."""
-        return estimate(self._actuations, t, 0.0)
+    def actuation(self, t: float, prior: float = 0.0) -> float:
+        """Seconds from a decision to its count running: the longest recent one, else
+        ``prior`` (the policy's ``delay``)."""
+        return estimate(self._actuations, t, prior)
 
-    def landing(self, t: float) -> float:
-        """Seconds until an operation decided at ``t`` lands: the actuation delay, less what a
-        pending one has waited (it keeps its due time when re-targeted)."""
-        delay = self.actuation(t)
+    def landing(self, t: float, prior: float = 0.0) -> float:
+        """Seconds until an operation decided at ``t`` lands: the actuation delay (``prior``
+        until one is measured), less what a pending one has waited (it keeps its due time when
+        re-targeted)."""
+        delay = self.actuation(t, prior)
         if self.decided_at is not None:
             delay = max(delay - (t - self.decided_at), 0.0)
         return delay

@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, FailFast, Field, Js
 from filters import available_filters
 from scaling import available_guards
 from scaling.policy import (
+    DELAY,
     LATE_PRICE,
     LATENCY,
     OPERATION_PRICE,
@@ -110,6 +111,12 @@ class PolicySpec(BaseModel):
         0.0,
         "Seconds a scaling operation is assumed to stop processing until one has been "
         "measured from the samples' running and processed counts.",
+    )
+    delay: Annotated[float, bounded("delay", 0.0, MAX_SECONDS, "seconds")] = seconds(
+        DELAY,
+        0.0,
+        "Seconds from a decision to its count running (a pod scheduled and started), assumed "
+        "until one has been measured from the samples' running counts.",
     )
     operator_price: Annotated[float, bounded("operator_price", MIN_PRICE, MAX_PRICE, "a price")] = (
         Field(

@@ -8,7 +8,7 @@ from typing import Any
 from filters.base import Configurable, reject
 from scaling.baselines.observation import Observation
 from scaling.decision import Decision
-from scaling.policy import LATENCY, OPERATION_PRICE, OPERATOR_PRICE, RESTART
+from scaling.policy import DELAY, LATENCY, OPERATION_PRICE, OPERATOR_PRICE, RESTART
 from scaling.scaler import Scaler
 
 # What the Scaler may be fed as the volume, and the observation that holds it.
@@ -31,7 +31,7 @@ class ScalerPolicy(Configurable):
         Denoiser spec, e.g. ``"tvd"`` or ``{"name": "moving_median", "w": 120}``; ``None``: the
         default (``scaling.default_spec``: ``changepoint`` and, unless ``guards`` are given, the
         ``confidence`` guard).
-    capacity, min_operators, max_operators, latency, restart
+    capacity, min_operators, max_operators, latency, restart, delay
         The ``ThresholdPolicy``, as are its prices ``operator_price``, ``late_price`` (or
         ``late_probability``) and ``operation_price``.
     guards
@@ -67,6 +67,7 @@ class ScalerPolicy(Configurable):
         interval: float = 1.0,
         latency: float = LATENCY,
         restart: float = RESTART,
+        delay: float = DELAY,
         operator_price: float = OPERATOR_PRICE,
         late_price: float | None = None,
         late_probability: float | None = None,
@@ -76,6 +77,7 @@ class ScalerPolicy(Configurable):
     ) -> None:
         policy: dict[str, Any] = {"capacity": capacity, "min_operators": min_operators}
         policy |= {"max_operators": max_operators, "latency": latency, "restart": restart}
+        policy["delay"] = delay
         policy |= {"operator_price": operator_price, "operation_price": operation_price}
         policy |= {"late_price": late_price, "late_probability": late_probability}
         spec: dict[str, Any] = {"policy": policy}

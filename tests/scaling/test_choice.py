@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import tracemalloc
 
 import pytest
 
@@ -72,6 +73,21 @@ def test_the_search_prices_a_bounded_number_of_counts() -> None:
     huge = dataclasses.replace(SURGE, backlog=1e8)
     choice = choose(huge, ThresholdPolicy(capacity=50.0))
     assert len(choice.pricer.priced) <= MOST_CANDIDATES + 2
+
+
+@pytest.mark.parametrize("wait", ["landing", "restart"])
+def test_a_late_probability_looks_at_every_few_counts_without_listing_them_all(wait: str) -> None:
+    """A delay or restart of 1e9 s (the service's bound) puts the far guess at 35 million
+    operators: the counts a late probability compares are taken every few, never listed first
+    (the fuzzer found the list: 24 GB, and the test process killed)."""
+    slow = dataclasses.replace(SURGE, **{wait: 1e9})
+    tracemalloc.start()
+    choice = choose(slow, ThresholdPolicy(capacity=50.0, late_probability=0.01))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 10_000_000, peak
+    assert len(choice.pricer.priced) <= MOST_CANDIDATES + 3
+    assert choice.unbounded > 10_000_000
 
 
 def plain_search(pricer: Pricer, starts: tuple[int, int], running: int) -> int:

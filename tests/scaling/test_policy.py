@@ -117,11 +117,12 @@ def test_new_settings_appear_in_the_spec_only_when_not_default() -> None:
     assert set(default.spec) == {"capacity", "min_operators", "max_operators"}
     custom = ThresholdPolicy(
         capacity=50.0, latency=30.0, restart=120.0, operator_price=2.0, late_price=50.0,
-        operation_price=0.0,
+        operation_price=0.0, delay=45.0,
     )  # fmt: skip
     assert custom.spec == {
         "capacity": 50.0, "min_operators": 1, "max_operators": None, "latency": 30.0,
         "operator_price": 2.0, "late_price": 50.0, "operation_price": 0.0, "restart": 120.0,
+        "delay": 45.0,
     }  # fmt: skip
     assert ThresholdPolicy(**custom.spec) == custom and custom != default
     # A late price stated, even the default's 1,000, holds whatever the restart; unstated, it
@@ -132,7 +133,8 @@ def test_new_settings_appear_in_the_spec_only_when_not_default() -> None:
     assert default.late_price_for(20.0) == 240.0 and default.late_price_for(10.0) == 1000.0
     for name, value in [
         ("restart", -1.0), ("latency", 0.0), ("operator_price", 0.0), ("late_price", -1.0),
-        ("operation_price", -1.0), ("latency", None), ("restart", "8"),
+        ("operation_price", -1.0), ("latency", None), ("restart", "8"), ("delay", -1.0),
+        ("delay", float("inf")), ("delay", "30"),
     ]:  # fmt: skip
         with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed"):
             ThresholdPolicy(capacity=50.0, **{name: value})  # type: ignore[arg-type]

@@ -280,3 +280,23 @@ def test_the_trend_is_followed_from_the_first_sample_that_reports_a_backlog() ->
     for k, volume in enumerate(ramp, start=201):
         decision = alone.observe(volume, float(k), backlog=0.0, running=6, processed=volume)
     assert decision.explain is not None and decision.explain["inputs"]["slope"] > 0.5
+
+
+def test_a_stated_actuation_delay_is_planned_until_one_is_measured() -> None:
+    """``delay`` is the actuation delay's prior: an operation decided is planned to land that
+    long after, less what a pending one has waited, until the running counts show one land."""
+    policy = ThresholdPolicy(capacity=50.0, restart=0.0, delay=30.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    first = scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    assert first.explain is not None and first.explain["inputs"]["landing"] == 30.0
+    surge = scaler.observe(700.0, 1.0, backlog=3000.0, running=8, processed=400.0)
+    assert surge.operators > 8
+    waiting = scaler.observe(700.0, 11.0, backlog=6000.0, running=8, processed=400.0)
+    assert waiting.explain is not None and waiting.explain["inputs"]["landing"] == 20.0
+    assert waiting.operators > 8  # still pending (re-targeted or not, due at t = 31)
+    landed = scaler.observe(700.0, 13.0, backlog=6000.0, running=waiting.operators, processed=0.0)
+    # Landed between 11 and 13: 10 s after the decision at 1, measured, replaces the prior.
+    assert landed.explain is not None and landed.explain["inputs"]["landing"] == 10.0
+    unstated = Scaler(make_filter("raw"), ThresholdPolicy(capacity=50.0), operators=8)
+    decision = unstated.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    assert decision.explain is not None and decision.explain["inputs"]["landing"] == 0.0

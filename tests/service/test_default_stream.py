@@ -101,6 +101,7 @@ def test_bad_reports_are_422_naming_the_field_and_change_nothing(
 
 def test_policy_settings_for_reports_are_validated(client: TestClient) -> None:
     bad = [("latency", 0.0), ("latency", None), ("restart", -1.0), ("restart", "8")]
+    bad += [("delay", -1.0), ("delay", "30"), ("delay", 1e300)]
     bad += [("operator_price", 0.0), ("late_price", -1.0), ("operation_price", -1.0)]
     bad += [("late_probability", 0.0), ("late_probability", 1.5), ("late_probability", "0.1")]
     # The settings of the rules the cost model replaced are not accepted in a new spec (a
@@ -124,11 +125,12 @@ def test_policy_settings_for_reports_are_validated(client: TestClient) -> None:
     assert answer.status_code == 422 and "not both" in answer.json()["errors"][0]["allowed"]
     assert client.get("/v1/streams/bad").status_code == 404
     custom = {**POLICY, "latency": 30.0, "restart": 120.0, "operator_price": 2.0}
-    custom |= {"late_probability": 0.01, "operation_price": 5.0}
+    custom |= {"late_probability": 0.01, "operation_price": 5.0, "delay": 45.0}
     assert client.put("/v1/streams/slow", json={"policy": custom}).status_code in (200, 201)
     stored = client.get("/v1/streams/slow").json()["config"]["policy"]
     assert (stored["latency"], stored["restart"], stored["operator_price"]) == (30.0, 120.0, 2.0)
     assert (stored["late_probability"], stored["operation_price"]) == (0.01, 5.0)
+    assert stored["delay"] == 45.0
 
 
 def test_prometheus_shows_the_raw_volume_and_what_was_reported(client: TestClient) -> None:
