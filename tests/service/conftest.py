@@ -29,8 +29,9 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
+from tests.service.browser import browser  # noqa: F401 (the browser tests' fixture)
+from tests.service.browser import report_header as browser_header
 from tests.service.pull.test_real_prometheus import report_header as prometheus_header
-from tests.service.test_dashboard_browser import report_header as browser_header
 
 # Fixtures that need the server: a test using one gets the ``postgres`` marker, so that
 # ``pytest -m "not postgres"`` runs everything that needs none.

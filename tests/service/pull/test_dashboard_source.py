@@ -15,8 +15,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser
 
+from tests.service.browser import Watched
 from tests.service.pull.test_real_prometheus import failed, wait_for
-from tests.service.test_dashboard_browser import Watched, browser  # noqa: F401 (fixture)
 from tests.service.test_server import Server
 
 pytestmark = pytest.mark.browser
