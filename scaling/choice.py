@@ -65,6 +65,7 @@ class Choice:
             "backlog": outlook.backlog,
             "running": outlook.running,
             "landing": outlook.landing,
+            "pending": outlook.pending,
             "restart": outlook.restart,
             "restart_down": outlook.restart if down is None else down,
             "wander": outlook.wander,
@@ -220,14 +221,14 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
     pricer = Pricer(outlook, prices_for(outlook, policy))
     running = outlook.running
     starts = guesses(outlook, policy.capacity)
+    # Counts that start no new operation: the running one, and that of a decision partly landed.
+    kept = [count for count in dict.fromkeys((running, outlook.pending)) if count is not None]
     if policy.late_probability is None:
         change = cheapest_change(pricer, starts, running)
-        unbounded = min((change, running), key=lambda count: pricer.terms(count).total)
-        bounded = [policy.clamp(change)]
-        if policy.clamp(running) == running:
-            bounded.append(running)
+        unbounded = min((change, *kept), key=lambda count: pricer.terms(count).total)
+        bounded = [policy.clamp(change), *(n for n in kept if policy.clamp(n) == n)]
         chosen = min(bounded, key=lambda count: pricer.terms(count).total)
-        put_off = None if chosen == running else deferral(outlook, policy, pricer, chosen)
+        put_off = None if chosen in kept else deferral(outlook, policy, pricer, chosen)
         if put_off is not None:  # hold until the backlog drains
             unbounded = running if unbounded == chosen else unbounded
             chosen = running
@@ -241,9 +242,9 @@ def choose(outlook: Outlook, policy: ThresholdPolicy) -> Choice:
     many = high - low + 1 + (not low <= running <= high)
     if many > MOST_CANDIDATES:
         step = math.ceil(many / MOST_CANDIDATES)
-        counts = {*range(low, max(high, running) + 1, step), running, starts[1]}
+        counts = {*range(low, max(high, running) + 1, step), *kept, starts[1]}
     else:
-        counts = {*range(low, high + 1), running}
+        counts = {*range(low, high + 1), *kept}
 
     def best(candidates: set[int]) -> int:
         """The cheapest within the share, else the least late."""

@@ -5,7 +5,9 @@ A stage of a stream job is a queue: records arrive at a rate :math:`\\lambda(t)`
 is late when its queueing delay exceeds the latency :math:`L`, i.e. while the backlog is over
 :math:`L n c`. An operation decided now lands after the actuation delay :math:`D` (the old count
 :math:`n_0` serves meanwhile), then stops processing for the restart :math:`P`, and the new count
-serves after it. Holding :math:`n_0` starts nothing. Each candidate count is priced over the same
+serves after it. Holding :math:`n_0` starts nothing, and neither does the count of a decision
+that has partly landed (``Outlook.pending``): the rest of it lands after :math:`D` with no
+restart or operation price of its own. Each candidate count is priced over the same
 horizon, :math:`H = D + P + T`, where :math:`T` is how long the count is expected to stand
 (``Outlook.tenure``: the running count's age, from ``AFTER`` up to ``LONGEST_TENURE``). Where
 a scale-down's restart :math:`P_-` differs from a scale-up's (a PySpark executor removed
@@ -264,6 +266,11 @@ class Pricer:
             self._down_change = intervals(down)[2]
             self._down_serves = after + (longest - down)
         self._up_serves = after + (longest - restart)
+        # The rest of an operation that has partly landed (``Outlook.pending``): no restart
+        # of its own, so its count serves from the landing to the horizon.
+        pending = outlook.pending
+        self._pending = None if pending == outlook.running else pending
+        self._joined = intervals(0.0)[2] if self._pending is not None else self._change
         lands = 2 if landing > 0.0 else 0
         self._by_landing, self._by_horizon = by_edge[lands], by_edge[-1]
         self._final_rate = level + slope * ahead + excess * exp(-self.horizon / EXCESS)
@@ -300,7 +307,8 @@ class Pricer:
         seconds and correction are never negative."""
         prices = self.prices
         operator_seconds = self._landing_seconds + operators * self._operating
-        return prices.operator * operator_seconds + prices.operation
+        operation = 0.0 if operators == self._pending else prices.operation
+        return prices.operator * operator_seconds + operation
 
     def _priced(self, operators: int) -> Terms:
         outlook, prices = self.outlook, self.prices
@@ -308,6 +316,12 @@ class Pricer:
             final = self._held
             late = late_over(self._holding, final, self._before, self._variance)
             left, operator_seconds, operation = self._held_left, self._held_seconds, 0.0
+        elif operators == self._pending:  # the rest of an operation under way: n0, then it
+            final = operators * prices.capacity
+            late = late_over(self._joined, final, self._before, self._variance)
+            left = self._changed_left - final * self._operating
+            operator_seconds = self._landing_seconds + operators * self._operating
+            operation = 0.0
         else:  # an operation: n0 until it lands, nothing during the restart, the count after
             final = operators * prices.capacity
             up = operators > outlook.running

@@ -47,6 +47,11 @@ class Outlook:
     tenure
         Seconds the count decided now is expected to stand once its restart is over, the
         :math:`T` of the horizon (``scaling.cost``); ``None``: ``scaling.cost.AFTER``.
+    pending
+        The count of a decision that has partly landed (``scaling.watch.Watch.partly``: 5 of
+        6 executors running): the rest of that operation, not a new one. It lands after
+        ``landing`` with no restart and no price of its own (its restart began with its first
+        part, and stalled every count alike). ``None``: none partly landed.
     """
 
     level: float
@@ -62,3 +67,4 @@ class Outlook:
     operation_late: float | None = None
     restart_down: float | None = None
     tenure: float | None = None
+    pending: int | None = None

@@ -280,6 +280,7 @@ class Scaler:
             operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),
             restart_down=self.watch.restart(t, policy.restart, DOWN),
             tenure=min(max(self.watch.age(t), AFTER), LONGEST_TENURE),
+            pending=decided if self.watch.partly else None,
         )
         choice: Choice = choose(outlook, policy)
         explain = choice.explain(policy)

@@ -152,6 +152,39 @@ def test_a_pending_decision_s_landing_is_waited_for_on_the_running_count() -> No
     assert late[0] < 1e-3
 
 
+def test_the_rest_of_a_decision_partly_landed_costs_no_restart_and_no_operation() -> None:
+    # 5 of a decided 6 run with 5,600 waiting (real Spark, session 27): the sixth is the rest
+    # of that operation. Priced as a new one, its 8.5 s stall made it dearer than holding 5,
+    # which could not keep up.
+    spark = Prices(capacity=100.0, latency=10.0, operator=1.0, late=1000.0, operation=30.0)
+    outlook = Outlook(
+        level=375.0, level_error=30.0, excess=60.0, slope=0.0, variance=100.0**2,
+        backlog=5600.0, running=5, landing=2.0, restart=8.5, pending=6,
+    )  # fmt: skip
+    as_new = Pricer(dataclasses.replace(outlook, pending=None), spark)
+    rest = Pricer(outlook, spark)
+    assert as_new.terms(6).total > as_new.terms(5).total  # before: 5 held
+    assert rest.terms(6).total < rest.terms(5).total  # the rest of the operation lands
+    assert rest.terms(6).operation_cost == 0.0 and rest.terms(7).operation_cost == 30.0
+    assert rest.terms(6).late_seconds < as_new.terms(6).late_seconds
+    # The same operator-seconds: 5 until it lands, 6 from then to the horizon.
+    assert (
+        rest.terms(6).operator_cost == as_new.terms(6).operator_cost == 5 * 2.0 + 6 * (8.5 + AFTER)
+    )
+    # Every other count, holding included, is priced as before.
+    for count in (4, 5, 7, 12):
+        assert rest.terms(count) == as_new.terms(count)
+    # Without a restart it is a new operation's terms but its price, float for float.
+    instant = dataclasses.replace(outlook, restart=0.0)
+    joined, new = (
+        Pricer(instant, spark).terms(6),
+        Pricer(dataclasses.replace(instant, pending=None), spark).terms(6),
+    )
+    assert joined._replace(operation_cost=30.0, total=joined.total + 30.0) == new
+    # Its least cost (for the search) is no more than its total.
+    assert rest.least(6) <= rest.terms(6).total and rest.least(6) == as_new.least(6) - 30.0
+
+
 def test_a_rising_level_is_followed_until_an_operation_can_land() -> None:
     # Holding 8 (400/s) on a level of 380/s rising 2/s per second: the rise is followed for
     # the 20 s an operation takes to land (landing + restart), then stays at 420/s: later than

@@ -300,3 +300,32 @@ def test_a_stated_actuation_delay_is_planned_until_one_is_measured() -> None:
     unstated = Scaler(make_filter("raw"), ThresholdPolicy(capacity=50.0), operators=8)
     decision = unstated.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
     assert decision.explain is not None and decision.explain["inputs"]["landing"] == 0.0
+
+
+def test_a_decision_that_lands_in_parts_is_asked_for_again_not_given_up() -> None:
+    """5 of a decided 6 run (executors register one by one): the sixth is the rest of the
+    operation under way, with no restart or price of its own. Taken for a count nobody decided,
+    the sixth was priced as a new operation, with its restart's stall, and given up while 5
+    could not keep up (real Spark, session 27: 118 late seconds)."""
+    policy = ThresholdPolicy(capacity=100.0, max_operators=6, restart=8.5, late_price=1000.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=2)
+    decided = scaler.observe(375.0, 0.0, backlog=3600.0, running=2, processed=200.0)
+    assert (decided.operators, decided.code) == (6, "LimitedByBound")
+    part = scaler.observe(375.0, 14.0, backlog=5600.0, running=5, processed=200.0)
+    assert (part.previous, part.operators, part.code) == (5, 6, "WaitingToLand"), part.reason
+    assert part.explain is not None and part.explain["inputs"]["pending"] == 6
+    rows = cost_rows(part)
+    assert rows[6]["operation_cost"] == 0.0 and rows[7]["operation_cost"] > 0.0
+    assert rows[6]["total"] < rows[5]["total"]
+    assert "5 of 6 decided run: 6 is the rest of that operation" in part.reason
+    assert_reason_is_true(part)
+    # The same sample to a Scaler that decided nothing: 5 is what runs, and 6 a new operation,
+    # dearer than holding 5.
+    fresh = Scaler(make_filter("raw"), policy, operators=5)
+    held = fresh.observe(375.0, 14.0, backlog=5600.0, running=5, processed=200.0)
+    assert held.explain is not None and held.explain["inputs"]["pending"] is None
+    assert (held.operators, cost_rows(held)[6]["operation_cost"]) == (5, 30.0)
+    # All 6 running: landed, nothing pending.
+    landed = scaler.observe(375.0, 20.0, backlog=5000.0, running=6, processed=300.0)
+    assert landed.code != "WaitingToLand" and landed.explain is not None
+    assert landed.explain["inputs"]["pending"] is None

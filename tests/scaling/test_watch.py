@@ -57,6 +57,32 @@ def test_a_count_nobody_decided_measures_no_delay_but_restarts() -> None:
     assert watch.state_dict()["changed_at"] == 10.0
 
 
+def test_a_decision_that_lands_in_parts_stays_pending_until_all_of_it_runs() -> None:
+    # 2 running, 6 decided at t = 0; 5 register at t = 14 (real Spark, session 27), the sixth
+    # at t = 20. Before, 5 was taken for a count nobody decided: the decision was forgotten.
+    watch = decided_at(0.0, 2, 6)
+    assert not watch.partly
+    assert watch.seen(14.0, 5, 6, last_t=13.0) is False
+    assert watch.decided_at == 0.0 and watch.partly  # still landing, its decision time kept
+    assert watch.state_dict()["changed_at"] == 14.0  # and its restart has begun
+    for t in (15.0, 16.0, 17.0):  # the part running stalls: measured as the restart
+        watch.measure(t, 5, 6, 100.0, backlog=3000.0, processed=0.0)
+    assert watch.restart(17.0, prior=0.0) == 3.0
+    watch.decided(18.0, 5, 6, reported=True)  # asked again: the same operation
+    assert watch.decided_at == 0.0
+    assert watch.seen(20.0, 6, 6, last_t=19.0) is True
+    assert watch.actuation(20.0) == 19.0 and not watch.partly and watch.decided_at is None
+    # A move away from the decided count is nobody's decision: it is forgotten.
+    away = decided_at(0.0, 4, 6)
+    away.seen(5.0, 3, 6, last_t=4.0)
+    assert away.decided_at is None and not away.partly
+    # So is a decision given up: back to the part that runs.
+    given_up = decided_at(0.0, 2, 6)
+    given_up.seen(14.0, 5, 6, last_t=13.0)
+    given_up.decided(14.0, 5, 5, reported=True)
+    assert given_up.decided_at is None and not given_up.partly
+
+
 def test_a_decision_back_to_the_running_count_is_not_pending() -> None:
     watch = decided_at(0.0, 4, 5)
     watch.decided(5.0, 4, 4, reported=True)
