@@ -13,14 +13,14 @@ import json
 import os
 import shutil
 import subprocess
-import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
-import pytest
 import yaml
+
+from tests.not_tested import not_tested
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
 OVERLAYS = ["single", "replicas", "monitoring"]
@@ -32,11 +32,6 @@ OLDEST_KUSTOMIZE = (5, 0)
 
 class KustomizeError(Exception):
     """kustomize refused a kustomization; the message is kustomize's own."""
-
-
-def not_tested(why: str) -> None:
-    warnings.warn(f"kubectl NOT TESTED: {why}", stacklevel=3)
-    pytest.skip(f"kubectl NOT TESTED: {why}")
 
 
 @cache
@@ -66,8 +61,7 @@ def kubectl() -> str:
     """The path of a kubectl whose kustomize renders deploy/; skips, saying why, if none."""
     found, why = _kubectl()
     if found is None:
-        not_tested(why)
-    assert found is not None
+        not_tested("kubectl", why)
     return found
 
 

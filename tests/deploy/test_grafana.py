@@ -15,7 +15,6 @@ import shutil
 import socket
 import subprocess
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.not_tested import not_tested
 from tests.service.test_server import Server
 
 DASHBOARD = Path(__file__).parents[2] / "deploy" / "grafana" / "steadyscale.json"
@@ -118,8 +118,7 @@ def promtool(program: str = "promtool") -> str:
             "(apt-get install prometheus, which make test does as root), or set "
             "STEADYSCALE_PROMTOOL"
         )
-        warnings.warn(f"{program} NOT TESTED: {why}", stacklevel=2)
-        pytest.skip(f"{program} NOT TESTED: {why}")
+        not_tested(program, why)
     return found
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.not_tested import not_tested
 
 # What the page draws each series in (dashboard.css), as RGB.
 COLOURS = {
@@ -52,8 +53,7 @@ def report_header() -> str:
 def browser() -> Iterator[Browser]:
     executable, why = chromium()
     if executable is None:
-        warnings.warn(f"browser NOT TESTED: {why}", stacklevel=1)
-        pytest.skip(f"browser NOT TESTED: {why}")
+        not_tested("browser", why)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable)
         yield launched

@@ -21,7 +21,6 @@ import socket
 import subprocess
 import tempfile
 import uuid
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -29,6 +28,7 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
+from tests.not_tested import not_tested
 from tests.service.browser import browser  # noqa: F401 (the browser tests' fixture)
 from tests.service.browser import report_header as browser_header
 from tests.service.pull.test_real_prometheus import report_header as prometheus_header
@@ -134,8 +134,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     """The session's PostgreSQL server; skips, saying why, where none can be started."""
     binaries, why = postgres_binaries()
     if binaries is None:
-        warnings.warn(f"PostgreSQL NOT TESTED: {why}", stacklevel=1)
-        pytest.skip(f"PostgreSQL NOT TESTED: {why}")
+        not_tested("PostgreSQL", why)
     server = PostgresServer(binaries)
     yield server
     server.stop()

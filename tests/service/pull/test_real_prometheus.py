@@ -29,6 +29,7 @@ import httpx
 import pytest
 
 from scaling import Scaler
+from tests.not_tested import not_tested
 from tests.service.pull.exporter import values_at
 from tests.service.test_server import Server
 
@@ -118,7 +119,7 @@ class Prometheus:
 def prometheus(tmp_path: Path) -> Iterator[Prometheus]:
     binary, why = prometheus_binary()
     if binary is None:
-        pytest.skip(f"prometheus: NOT TESTED, {why}")
+        not_tested("prometheus", why)
     port = free_port()
     exporter = subprocess.Popen([sys.executable, "-m", "tests.service.pull.exporter", str(port)])
     server = Prometheus(binary, tmp_path, port)
