@@ -111,6 +111,24 @@ def test_the_restart_is_measured_and_recorded() -> None:
     assert watch.state_dict()["restarts"] == [[9.0, 8.0, 1]]
 
 
+def test_the_sample_a_scale_up_landed_in_is_judged_by_the_count_before() -> None:
+    # Real Spark, session 28: 2 executors, 5 decided at 45.7 s; the next micro-batch ends
+    # 15.4 s later with 5 registered, having read at 2 executors' rate (179 rows/s, 5,853
+    # waiting). Judged by the 5, it was a 15.4 s restart, planned for every scale-up after.
+    watch = decided_at(45.7, 2, 5)
+    assert watch.seen(61.1, 5, 5, last_t=45.7) is True
+    watch.measure(61.1, 5, 5, 100.0, backlog=5853.0, processed=179.0, interval=15.4)
+    assert watch.restart(61.1, prior=0.0) == 0.0 and watch.state_dict()["restarts"][0][1] == 0.0
+    # A stall in that sample shows at the count before as well: still a restart.
+    stalled = decided_at(45.7, 2, 5)
+    stalled.seen(61.1, 5, 5, last_t=45.7)
+    stalled.measure(61.1, 5, 5, 100.0, backlog=5853.0, processed=40.0, interval=15.4)
+    assert stalled.restart(61.1, prior=0.0) == pytest.approx(15.4)
+    # The samples after it are judged by the count running.
+    stalled.measure(62.1, 5, 5, 100.0, backlog=5900.0, processed=150.0, interval=1.0)
+    assert stalled.restart(62.1, prior=0.0) == pytest.approx(16.4)
+
+
 def test_a_large_count_paused_over_a_short_queue_is_restarting() -> None:
     # 15 operators (750/s) stopped with 220 waiting: under half the 750 but not under the
     # backlog, which the rule before took for a running job (a restart of 0 s was recorded, and
