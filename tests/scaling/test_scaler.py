@@ -278,6 +278,21 @@ def test_a_guarded_operation_is_not_undone_while_it_lands(backlog: float | None)
     assert held.operators == 3 and "held by cooldown" in held.reason
 
 
+def test_an_operation_that_lands_in_parts_is_not_undone_by_a_guard() -> None:
+    # Pods and executors come up one by one: with 5 of a decided 6 running, the part was taken
+    # for a count nobody decided, the sixth judged again as a new scale-up within the cooldown
+    # and held at 5 (an adaptor would have cancelled it). Session 28.
+    cooldown = make_guard("cooldown", up=60.0, down=60.0)
+    scaler = Scaler(make_filter("raw"), POLICY, [cooldown], operators=2)
+    assert scaler.observe(100.0, 0.0, running=2).operators == 2
+    assert scaler.observe(300.0, 10.0, running=2).code == "ScaledUp"
+    part = scaler.observe(300.0, 20.0, running=5)
+    assert (part.previous, part.operators, part.code) == (5, 6, "WaitingToLand"), part.reason
+    assert "cooldown" not in part.reason
+    assert scaler.observe(300.0, 25.0, running=6).code == "Steady"
+    assert cooldown.state_dict()["state"]["_last_up"] == 10.0  # told once
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
