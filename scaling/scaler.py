@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 import sys
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from scaling.limits import through_guards, within_bounds
 from scaling.measure import DOWN, UP, level_error
 from scaling.outlook import Outlook
 from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
-from scaling.scaler_state import checked, optional
+from scaling.scaler_state import checked, load_parts, optional
 from scaling.spec import read_spec
 from scaling.trend import Trend
 from scaling.watch import Watch
@@ -361,18 +360,7 @@ class Scaler:
         state is malformed.
         """
         state = checked(state, self.spec)
-        guard_states = state["guards"]
-        if not isinstance(guard_states, list | tuple) or len(guard_states) != len(self.guards):
-            raise ValueError(f"state has guards={guard_states!r}, one state per guard expected")
-        parts: list[tuple[Denoiser | Guard, Any]] = [
-            (self.filter, state["filter"]),
-            *zip(self.guards, guard_states, strict=True),
-        ]
-        # Loading into copies first raises on any malformed part while nothing here has changed.
-        for part, part_state in parts:
-            copy.deepcopy(part).load_state_dict(part_state)
-        for part, part_state in parts:
-            part.load_state_dict(part_state)
+        load_parts(self.filter, self.guards, state)
         self._operators = int(state["operators"])
         self._last_t = optional(state["t"])
         self._interval = float(state["interval"])

@@ -1,11 +1,16 @@
-"""What a Scaler remembers beyond its parts, and the checks a stored state must pass."""
+"""What a Scaler remembers beyond its parts, the checks a stored state must pass, and loading its
+parts all or none."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from typing import Any
 
+from filters import Denoiser
 from filters.base import check_number
 from scaling.cadence import INTERVALS
+from scaling.guards import Guard
 from scaling.legacy import mapped_settings
 from scaling.policy import LATE_PRICE
 
@@ -108,6 +113,23 @@ def checked(state: object, spec: dict[str, Any]) -> dict[str, Any]:
     if state["running"] is not None:
         check_number("Scaler", "running", state["running"], minimum=0, integer=True)
     return state
+
+
+def load_parts(filter: Denoiser, guards: Sequence[Guard], state: dict[str, Any]) -> None:
+    """Load the filter's and each guard's state from a ``checked`` state: all of them, or, when
+    any part is malformed, none (``ValueError``)."""
+    guard_states = state["guards"]
+    if not isinstance(guard_states, list | tuple) or len(guard_states) != len(guards):
+        raise ValueError(f"state has guards={guard_states!r}, one state per guard expected")
+    parts: list[tuple[Denoiser | Guard, Any]] = [
+        (filter, state["filter"]),
+        *zip(guards, guard_states, strict=True),
+    ]
+    # Loading into copies first raises on any malformed part while nothing here has changed.
+    for part, part_state in parts:
+        copy.deepcopy(part).load_state_dict(part_state)
+    for part, part_state in parts:
+        part.load_state_dict(part_state)
 
 
 def optional(value: Any) -> float | None:
