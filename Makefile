@@ -61,6 +61,17 @@ test-tools:
 	  if command -v $$program >/dev/null 2>&1; then echo "$$program: $$(command -v $$program)"; \
 	  else echo "$$program: NOT TESTED, not found and not installed (as root: apt-get install $$package)"; fi; \
 	done
+	@# PostgreSQL's server binaries (initdb, pg_ctl): on PATH or where Debian's package puts them,
+	@# as tests/service/conftest.py looks for them (or in STEADYSCALE_PG_BIN).
+	@found() { [ -n "$$STEADYSCALE_PG_BIN" ] || command -v initdb >/dev/null 2>&1 \
+	    || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; \
+	if ! found && [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "postgresql: not found, installing Debian's postgresql package (apt-get)"; \
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	      -o DPkg::Lock::Timeout=300 --no-install-recommends postgresql; } >/dev/null 2>&1; \
+	fi; \
+	if found; then echo "postgresql: server binaries found"; \
+	else echo "postgresql: NOT TESTED, not found and not installed (as root: apt-get install postgresql)"; fi
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
