@@ -66,6 +66,7 @@ class Choice:
             "running": outlook.running,
             "landing": outlook.landing,
             "pending": outlook.pending,
+            "overdue": outlook.overdue,
             "restart": outlook.restart,
             "restart_down": outlook.restart if down is None else down,
             "wander": outlook.wander,

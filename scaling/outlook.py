@@ -52,6 +52,10 @@ class Outlook:
         6 executors running): the rest of that operation, not a new one. It lands after
         ``landing`` with no restart and no price of its own (its restart began with its first
         part, and stalled every count alike). ``None``: none partly landed.
+    overdue
+        Seconds a pending decision has waited past the actuation delay
+        (``scaling.watch.Watch.overdue``): told in the record, not priced (``landing`` is then
+        0: it is priced as landing at once).
     """
 
     level: float
@@ -68,3 +72,4 @@ class Outlook:
     restart_down: float | None = None
     tenure: float | None = None
     pending: int | None = None
+    overdue: float = 0.0

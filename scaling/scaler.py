@@ -280,6 +280,7 @@ class Scaler:
             restart_down=self.watch.restart(t, policy.restart, DOWN),
             tenure=min(max(self.watch.age(t), AFTER), LONGEST_TENURE),
             pending=decided if self.watch.partly else None,
+            overdue=self.watch.overdue(t, policy.delay),
         )
         choice: Choice = choose(outlook, policy)
         explain = choice.explain(policy)

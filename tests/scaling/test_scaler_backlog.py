@@ -329,3 +329,21 @@ def test_a_decision_that_lands_in_parts_is_asked_for_again_not_given_up() -> Non
     landed = scaler.observe(375.0, 20.0, backlog=5000.0, running=6, processed=300.0)
     assert landed.code != "WaitingToLand" and landed.explain is not None
     assert landed.explain["inputs"]["pending"] is None
+
+
+def test_a_decision_past_its_delay_says_so_and_is_priced_as_landing_at_once() -> None:
+    """A decided count that has not run for longer than the actuation delay (a sixth executor
+    where there is room for five) keeps waiting to land, and its record and prose say by how
+    much it is overdue; the counts are priced as before, as landing at once."""
+    policy = ThresholdPolicy(capacity=50.0, restart=0.0, delay=30.0)
+    scaler = Scaler(make_filter("raw"), policy, operators=8)
+    scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    surge = scaler.observe(700.0, 1.0, backlog=3000.0, running=8, processed=400.0)
+    assert surge.operators > 8 and surge.explain is not None
+    assert surge.explain["inputs"]["overdue"] == 0.0 and "past its delay" not in surge.reason
+    for t in range(2, 80):  # nothing lands: still 8 running, the backlog served at 400/s
+        late = scaler.observe(700.0, float(t), backlog=3000.0, running=8, processed=400.0)
+    assert late.code == "WaitingToLand" and late.explain is not None
+    inputs = late.explain["inputs"]
+    assert (inputs["overdue"], inputs["landing"]) == (79.0 - 1.0 - 30.0, 0.0)
+    assert "the decision waiting to land is 48 s past its delay" in late.reason
