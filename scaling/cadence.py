@@ -42,6 +42,11 @@ JITTER = 1e-6
 # > 0). Below JITTER a sample already counts for nothing any filter's output shows, and 1 /
 # LIGHTEST stays a plain float in the filters' arithmetic (changepoint's noise differences).
 LIGHTEST = JITTER
+# The most a sample weighs, as many typical intervals: a sample 1e15 s after three 1e-300 s
+# apart covers 1e315 of them, an infinite weight, which no filter takes (a schema-valid batch
+# answered 422). Past a million intervals every filter's level is the sample's own already,
+# and 1 / HEAVIEST, like 1 / LIGHTEST, stays a plain float.
+HEAVIEST = 1.0 / LIGHTEST
 
 
 class Cadence:
@@ -64,7 +69,8 @@ class Cadence:
 
     def seen(self, interval: float) -> float:
         """Take the interval (seconds, > 0) since the last sample; the sample's weight, the
-        interval over the typical one then (1 within ``JITTER``, at least ``LIGHTEST``)."""
+        interval over the typical one then (1 within ``JITTER``, from ``LIGHTEST`` to
+        ``HEAVIEST``)."""
         kept = self._intervals
         oldest = kept.popleft() if len(kept) == INTERVALS else None
         kept.append(interval)
@@ -77,4 +83,4 @@ class Cadence:
         weight = interval / self._typical
         if 1.0 - JITTER < weight < 1.0 + JITTER:
             return 1.0
-        return weight if weight > LIGHTEST else LIGHTEST
+        return LIGHTEST if weight < LIGHTEST else HEAVIEST if weight > HEAVIEST else weight

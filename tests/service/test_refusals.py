@@ -176,6 +176,17 @@ def test_the_default_filter_follows_tiny_volumes(client: TestClient, volumes: li
     assert all(d["operators"] >= 1 for d in answer.json()["decisions"])
 
 
+def test_a_sample_long_after_samples_next_to_each_other_is_followed(client: TestClient) -> None:
+    """Samples 1e-300 s apart, then one 1e15 s on: it covers 1e315 typical intervals, a weight
+    every filter refused as inf (a 422 on a schema-valid batch; ``scaling.cadence.HEAVIEST``)."""
+    stream(client, [], RAW)
+    times = [0.0, 1e-300, 2e-300, 1e15]
+    samples = [{"t": t, "volume": float(k)} for k, t in enumerate(times, start=1)]
+    answer = client.post("/v1/streams/s/samples", json={"samples": samples})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["accepted"] == 4
+
+
 def test_an_error_body_stays_small_whatever_the_input(client: TestClient) -> None:
     """A 1 MB string where a filter wants a number: the filter's message quotes it whole."""
     huge = "x" * (1024 * 1024 - 200)
