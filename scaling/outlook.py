@@ -54,7 +54,7 @@ class Outlook:
         part, and stalled every count alike). ``None``: none partly landed.
     overdue
         Seconds a pending decision has waited past the actuation delay
-        (``scaling.watch.Watch.overdue``): told in the record, not priced (``landing`` is then
+        (``scaling.watch.Watch.waiting``): told in the record, not priced (``landing`` is then
         0: it is priced as landing at once).
     """
 

@@ -264,6 +264,7 @@ class Scaler:
         noise = self.filter.noise or 0.0
         restart = self.watch.restart(t, policy.restart, UP)
         typical = self.cadence.typical  # the interval the noise is a sample's over
+        landing, overdue = self.watch.waiting(t, policy.delay)
         trend = self.trend
         outlook = Outlook(
             level=filtered,
@@ -273,14 +274,14 @@ class Scaler:
             variance=noise * noise * typical,  # per sample -> per second
             backlog=backlog,
             running=previous,
-            landing=self.watch.landing(t, policy.delay),
+            landing=landing,
             restart=restart,
             wander=trend.wander,
             operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),
             restart_down=self.watch.restart(t, policy.restart, DOWN),
             tenure=min(max(self.watch.age(t), AFTER), LONGEST_TENURE),
             pending=decided if self.watch.partly else None,
-            overdue=self.watch.overdue(t, policy.delay),
+            overdue=overdue,
         )
         choice: Choice = choose(outlook, policy)
         explain = choice.explain(policy)

@@ -192,32 +192,33 @@ class Watch:
         return estimate(self._actuations, t, prior)
 
     def landing(self, t: float, prior: float = 0.0) -> float:
+        """Seconds until an operation decided at ``t`` lands (``waiting``'s first)."""
+        return self.waiting(t, prior)[0]
+
+    def waiting(self, t: float, prior: float = 0.0) -> tuple[float, float]:
         """Seconds until an operation decided at ``t`` lands: the actuation delay (``prior``
         until one is measured), less what a pending one has waited (it keeps its due time when
-        re-targeted); 0 for one past that (``overdue``).
+        re-targeted), 0 for one past that; and the seconds it is past that, 0 when none is
+        pending or it is not due yet.
+
+        The second is told, not priced: a decision that cannot land (a sixth executor where
+        there is room for five) shows as such in its record. (Priced as landing in as long
+        again as it is overdue, the first operation of a job whose delay nobody stated waited
+        past the prior of 0 s, and the quick grid lost on both seed sets: docs/baselines.md,
+        session 29.)
 
         >>> watch = Watch()
         >>> watch.seen(0.0, 4, 4, last_t=None)
         False
         >>> watch.decided(0.0, 4, 6, reported=True)
-        >>> [(watch.landing(t, 30.0), watch.overdue(t, 30.0)) for t in (10.0, 30.0, 50.0)]
+        >>> [watch.waiting(t, 30.0) for t in (10.0, 30.0, 50.0)]
         [(20.0, 0.0), (0.0, 0.0), (0.0, 20.0)]
         """
         delay = self.actuation(t, prior)
-        if self.decided_at is not None:
-            delay = max(delay - (t - self.decided_at), 0.0)
-        return delay
-
-    def overdue(self, t: float, prior: float = 0.0) -> float:
-        """Seconds a pending decision has waited past the actuation delay (``prior`` until one
-        is measured); 0 when none is pending or it is not due yet. Told, not priced: a
-        decision that cannot land (a sixth executor where there is room for five) shows as
-        such in its record. (Priced as landing in as long again as it is overdue, the first
-        operation of a job whose delay nobody stated waited past the prior of 0 s, and the
-        quick grid lost on both seed sets: docs/baselines.md, session 29.)"""
         if self.decided_at is None:
-            return 0.0
-        return max(t - self.decided_at - self.actuation(t, prior), 0.0)
+            return delay, 0.0
+        left = delay - (t - self.decided_at)
+        return (left, 0.0) if left >= 0.0 else (0.0, -left)
 
     def state_dict(self) -> dict[str, Any]:
         return {
