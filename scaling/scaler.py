@@ -264,7 +264,7 @@ class Scaler:
         noise = self.filter.noise or 0.0
         restart = self.watch.restart(t, policy.restart, UP)
         typical = self.cadence.typical  # the interval the noise is a sample's over
-        landing, overdue = self.watch.waiting(t, policy.delay)
+        lands_in, overdue = self.watch.waiting(t, policy.delay)
         trend = self.trend
         outlook = Outlook(
             level=filtered,
@@ -274,7 +274,7 @@ class Scaler:
             variance=noise * noise * typical,  # per sample -> per second
             backlog=backlog,
             running=previous,
-            landing=landing,
+            landing=lands_in,
             restart=restart,
             wander=trend.wander,
             operation_late=self.watch.operation_late(t, max(restart - policy.latency, 0.0)),
