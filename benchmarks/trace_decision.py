@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         index = int(np.searchsorted(times, decision.t))
         after = int(late[index : index + AFTER_OPERATION].sum())
+        index = min(index, len(times) - 1)  # one at the run's end: the last second's level
         print(
             f"t={decision.t:6.0f} {decision.previous:>3} -> {decision.operators:<3} "
             f"{decision.code:<10} true level {trend[index]:6.0f}, filtered "

@@ -68,3 +68,14 @@ def test_a_recorded_trace_is_traced_as_compare_runs_it(
     head, *changes = capsys.readouterr().out.splitlines()
     assert head.startswith("trace:tiny, SNR 10, seed 1, pause 8 s, delay 0 s: ")
     assert changes and all(line.startswith("t=") for line in changes)
+
+
+def test_a_change_decided_at_the_run_s_last_sample_is_listed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The paper workload at SNR 10, seed 2, (8, 0): its last decision, at t = 1500 after the
+    # last second's step, changes the count; it indexed the trend past its end (IndexError).
+    main(["--workload", "paper", "--snr", "10", "--seed", "2", "--pause", "8"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].startswith("t=  1500")
+    assert lines[-1].endswith("late s in the next 40: 0")
