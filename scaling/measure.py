@@ -158,6 +158,15 @@ def wandered(wander: float, step: float, elapsed: float) -> float:
 
     >>> round(wandered(0.0, 30.0, 1.0) * AFTER, 1)  # one step of 30 records/s: 900 over AFTER
     898.5
+    >>> round(wandered(0.0, 1e12, 1e-300) * AFTER / 1e24, 6)  # step² / elapsed is no float
+    1.0
     """
     weight = -math.expm1(-elapsed / AFTER)  # 0 only for elapsed ~1e-321 s: no rate to take
-    return wander + weight * (step * step / elapsed - wander) if weight > 0.0 else wander
+    if weight <= 0.0:
+        return wander
+    rate = step * step / elapsed
+    if rate == math.inf:  # elapsed so short that the rate overflows: weight / elapsed is then
+        # 1 / AFTER, and the step counts step² / AFTER (taken as inf, the wander made the
+        # cost model's terms NaN: a 422 on a schema-valid batch, session 29)
+        return wander + weight / elapsed * step * step - weight * wander
+    return wander + weight * (rate - wander)

@@ -4,9 +4,11 @@ the end of the filter's warm-up."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
+from scaling import Scaler
 from scaling.trend import Trend
 
 
@@ -42,3 +44,17 @@ def test_the_state_round_trips_through_json() -> None:
         copy.follow(140.0, level, 1.0, warm=True)
     assert copy.state_dict() == trend.state_dict()
     assert trend.excess > 0.0 and trend.missed > 0.0
+
+
+@pytest.mark.parametrize("name", ["raw", "tvd", "ekf", "moving_median"])
+def test_a_level_that_moves_within_1e_300_s_wanders_by_a_finite_rate(name: str) -> None:
+    """A step over 1e-300 s: step² / elapsed overflowed, the wander went inf, and the cost
+    model's terms NaN ("cannot convert float NaN to integer": a 422 on a batch within every
+    bound of the service; found by fuzzing the Scaler, session 29)."""
+    scaler = Scaler.from_spec({"filter": {"name": name}, "policy": {"capacity": 0.001}})
+    samples = [(5e-324, 1e12, 0.0, 10**9, None), (1e-300, 1e6, 1e12, 10**9, 0.0),
+               (1e-9, 300.0, 1.0, 1000, 300.0), (1.0, 300.0, 0.0, 1000, 300.0)]  # fmt: skip
+    for t, volume, backlog, running, processed in samples:
+        decision = scaler.observe(volume, t, backlog=backlog, running=running, processed=processed)
+        assert decision.operators >= 0
+        assert math.isfinite(scaler.trend.wander) and math.isfinite(scaler.trend.slope)

@@ -187,6 +187,20 @@ def test_a_sample_long_after_samples_next_to_each_other_is_followed(client: Test
     assert answer.json()["accepted"] == 4
 
 
+def test_a_backlog_stream_whose_level_moves_within_1e_300_s_is_decided(client: TestClient) -> None:
+    """Within every bound: the level's wander over a 1e-300 s interval overflowed, and the
+    cost model answered "cannot convert float NaN to integer" as a 422 (session 29)."""
+    stream(client, [], {"filter": {"name": "raw"}, "policy": {"capacity": 0.001}})
+    samples = [
+        {"t": 5e-324, "volume": 1e12, "backlog": 0.0, "running": 10**9},
+        {"t": 1e-300, "volume": 1e6, "backlog": 1e12, "running": 10**9, "processed": 0.0},
+        {"t": 1e-9, "volume": 300.0, "backlog": 1.0, "running": 1000, "processed": 300.0},
+    ]
+    answer = client.post("/v1/streams/s/samples", json={"samples": samples})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["accepted"] == 3
+
+
 def test_an_error_body_stays_small_whatever_the_input(client: TestClient) -> None:
     """A 1 MB string where a filter wants a number: the filter's message quotes it whole."""
     huge = "x" * (1024 * 1024 - 200)
