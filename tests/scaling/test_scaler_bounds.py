@@ -60,3 +60,51 @@ def test_every_sample_within_the_service_s_bounds_is_decided(
         assert type(decision.operators) is int and decision.operators >= 0
         assert math.isfinite(decision.filtered)
         last = t
+
+
+# A policy's stated times and prices at the service's bounds (service/request_bodies.py:
+# latency from 1e-3 s, restart and delay to MAX_SECONDS, prices from MIN_PRICE to MAX_PRICE,
+# late_probability from MIN_RISK).
+POLICY = st.fixed_dictionaries(
+    {},
+    optional={
+        "latency": st.sampled_from([1e-3, 1.0, 10.0, 1e9]),
+        "restart": st.sampled_from([0.0, 8.0, 60.0, 1e9]),
+        "delay": st.sampled_from([0.0, 30.0, 1e9]),
+        "operator_price": st.sampled_from([1e-6, 1.0, 1e12]),
+        "late_price": st.sampled_from([0.0, 1e-6, 1000.0, 1e12]),
+        "operation_price": st.sampled_from([0.0, 30.0, 1e12]),
+        "min_operators": st.sampled_from([0, 1, 10]),
+        "max_operators": st.sampled_from([1, 20, 1_000_000_000]),
+    },
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    stated=POLICY,
+    late_probability=st.none() | st.sampled_from([1e-12, 0.01, 1.0]),
+    capacity=st.sampled_from(CAPACITIES),
+    samples=st.lists(SAMPLE, min_size=1, max_size=6),
+)
+def test_every_stated_policy_within_the_service_s_bounds_decides(
+    stated: dict[str, float],
+    late_probability: float | None,
+    capacity: float,
+    samples: list[tuple[float, float, float | None, int | None, float | None]],
+) -> None:
+    policy: dict[str, float | None] = {"capacity": capacity, **stated}
+    if stated.get("min_operators", 0) > stated.get("max_operators", math.inf):
+        policy["min_operators"] = stated["max_operators"]  # the bounds in order
+    if late_probability is not None:  # either a price or a probability (not both)
+        policy.pop("late_price", None)
+        policy["late_probability"] = late_probability
+    scaler = Scaler.from_spec({"policy": policy}, operators=5)
+    t = 0.0
+    for step, volume, backlog, running, processed in samples:
+        if not t + max(step, 1e-9) > t:
+            break  # a step lost in t's rounding: refused as such (the first property)
+        t += max(step, 1e-9)
+        decision = scaler.observe(volume, t, backlog=backlog, running=running, processed=processed)
+        assert type(decision.operators) is int and decision.operators >= 0
+        assert math.isfinite(decision.filtered)
