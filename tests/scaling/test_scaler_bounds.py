@@ -108,3 +108,47 @@ def test_every_stated_policy_within_the_service_s_bounds_decides(
         decision = scaler.observe(volume, t, backlog=backlog, running=running, processed=processed)
         assert type(decision.operators) is int and decision.operators >= 0
         assert math.isfinite(decision.filtered)
+
+
+# Guards at the edges of what they take (scaling/guards: seconds and shares from 0, steps from 1).
+GUARDS = st.lists(
+    st.sampled_from(
+        [
+            {"name": "confidence", "up": 0.0, "down": 0.0},
+            {"name": "confidence", "up": 1e9, "down": 1e12},
+            {"name": "cooldown", "up": 0.0, "down": 1e9},
+            {"name": "cooldown", "up": 1e-9, "down": 300.0},
+            {"name": "hysteresis", "band": 0.0},
+            {"name": "hysteresis", "band": 0.999},
+            {"name": "max_step", "up": 1, "down": 1},
+            {"name": "max_step", "up": 1_000_000_000},
+            {"name": "stabilization", "window": 0.0},
+            {"name": "stabilization", "window": 1e15},
+        ]
+    ),
+    max_size=3,
+    unique_by=lambda guard: guard["name"],
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    guards=GUARDS,
+    capacity=st.sampled_from(CAPACITIES),
+    samples=st.lists(SAMPLE, min_size=1, max_size=6),
+)
+def test_every_guard_at_its_edges_decides(
+    guards: list[dict[str, object]],
+    capacity: float,
+    samples: list[tuple[float, float, float | None, int | None, float | None]],
+) -> None:
+    spec = {"policy": {"capacity": capacity, "min_operators": 1}, "guards": guards}
+    scaler = Scaler.from_spec(spec, operators=5)
+    t = 0.0
+    for step, volume, backlog, running, processed in samples:
+        if not t + step > t:
+            break  # a step lost in t's rounding: refused as such (the first property)
+        t += step
+        decision = scaler.observe(volume, t, backlog=backlog, running=running, processed=processed)
+        assert type(decision.operators) is int and decision.operators >= 1
+        assert math.isfinite(decision.filtered)
