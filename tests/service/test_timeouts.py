@@ -49,9 +49,7 @@ def test_a_row_held_in_postgresql_is_503_and_other_streams_stay_fast(
             assert client.post("/v1/streams/free/samples", json=batch(0.0)).status_code == 200
             assert client.get("/readyz").status_code == 200
             assert time.monotonic() - began < 1.0
-        # Nothing of the refused batch was stored: sent again, it is applied, once.
-        again = client.post("/v1/streams/held/samples", json=batch(0.0))
-        assert again.status_code == 200 and again.json()["accepted"] == 1
+        _stored_nothing(client, "held", batch(0.0)["samples"])
 
 
 def test_a_statement_longer_than_statement_timeout_is_503_and_stores_nothing(
@@ -76,8 +74,7 @@ def test_a_statement_longer_than_statement_timeout_is_503_and_stores_nothing(
             _unavailable(answer, "statement timeout", began)
             assert "nothing was stored" in answer.json()["detail"]
             other.execute("DROP TRIGGER slowly ON decisions")
-        again = client.post("/v1/streams/slow/samples", json=batch(0.0))
-        assert again.status_code == 200 and again.json()["accepted"] == 1
+        _stored_nothing(client, "slow", batch(0.0)["samples"])
 
 
 def test_45_batches_for_a_held_row_are_all_503_in_bounded_time_and_hold_up_no_other_stream(
@@ -107,10 +104,14 @@ def test_45_batches_for_a_held_row_are_all_503_in_bounded_time_and_hold_up_no_ot
             assert answer.status_code == 503, answer.text
             assert answer.headers["retry-after"] == "1"
             assert seconds < 5.0
-        # Nothing of the refused batches was stored: sent again, each is applied, once.
         samples = [sample for t in range(WAITERS) for sample in batch(t)["samples"]]
-        again = client.post("/v1/streams/held/samples", json={"samples": samples})
-        assert again.status_code == 200 and again.json()["accepted"] == WAITERS
+        _stored_nothing(client, "held", samples)
+
+
+def _stored_nothing(client: TestClient, stream: str, samples: list[dict[str, Any]]) -> None:
+    """Nothing of the refused ``samples`` was stored: sent again, each is applied, once."""
+    again = client.post(f"/v1/streams/{stream}/samples", json={"samples": samples})
+    assert again.status_code == 200 and again.json()["accepted"] == len(samples), again.text
 
 
 def _unavailable(answer: httpx.Response, why: str, began: float) -> None:
