@@ -67,6 +67,7 @@ class Choice:
             "landing": outlook.landing,
             "pending": outlook.pending,
             "overdue": outlook.overdue,
+            "delay": outlook.delay,
             "restart": outlook.restart,
             "restart_down": outlook.restart if down is None else down,
             "wander": outlook.wander,

@@ -143,7 +143,9 @@ def cost_reason(previous: int, operators: int, explain: dict[str, Any]) -> str:
         where += f", lands in {inputs['landing']:g} s"
     overdue = inputs.get("overdue", 0.0)  # none in records from before
     if overdue > 0.0:
-        where += f"; the decision waiting to land is {overdue:g} s past its delay"
+        delay = inputs.get("delay")  # none in records from before session 30
+        its = "its delay" if delay is None else f"its {delay:g} s delay"
+        where += f"; the decision waiting to land is {overdue:g} s past {its}"
     pending = inputs.get("pending")  # none in records from before
     if pending is not None and pending != previous:
         where += f"; {previous} of {pending} decided run: {pending} is the rest of that operation"

@@ -56,6 +56,10 @@ class Outlook:
         Seconds a pending decision has waited past the actuation delay
         (``scaling.watch.Watch.waiting``): told in the record, not priced (``landing`` is then
         0: it is priced as landing at once).
+    delay
+        The actuation delay decided with, seconds: the longest recent one measured, else the
+        policy's ``delay`` (``scaling.watch.Watch.actuation``); ``landing`` is it less what a
+        pending decision has waited. Told in the record, so that "past its delay" says which.
     """
 
     level: float
@@ -73,3 +77,4 @@ class Outlook:
     tenure: float | None = None
     pending: int | None = None
     overdue: float = 0.0
+    delay: float = 0.0

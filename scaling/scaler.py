@@ -265,6 +265,7 @@ class Scaler:
         restart = self.watch.restart(t, policy.restart, UP)
         typical = self.cadence.typical  # the interval the noise is a sample's over
         lands_in, overdue = self.watch.waiting(t, policy.delay)
+        delay = self.watch.actuation(t, policy.delay)  # the one waiting() counts from
         trend = self.trend
         outlook = Outlook(
             level=filtered,
@@ -282,6 +283,7 @@ class Scaler:
             tenure=min(max(self.watch.age(t), AFTER), LONGEST_TENURE),
             pending=decided if self.watch.partly else None,
             overdue=overdue,
+            delay=delay,
         )
         choice: Choice = choose(outlook, policy)
         explain = choice.explain(policy)

@@ -340,10 +340,27 @@ def test_a_decision_past_its_delay_says_so_and_is_priced_as_landing_at_once() ->
     scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
     surge = scaler.observe(700.0, 1.0, backlog=3000.0, running=8, processed=400.0)
     assert surge.operators > 8 and surge.explain is not None
-    assert surge.explain["inputs"]["overdue"] == 0.0 and "past its delay" not in surge.reason
+    assert surge.explain["inputs"]["overdue"] == 0.0 and "s past its" not in surge.reason
     for t in range(2, 80):  # nothing lands: still 8 running, the backlog served at 400/s
         late = scaler.observe(700.0, float(t), backlog=3000.0, running=8, processed=400.0)
     assert late.code == "WaitingToLand" and late.explain is not None
     inputs = late.explain["inputs"]
-    assert (inputs["overdue"], inputs["landing"]) == (79.0 - 1.0 - 30.0, 0.0)
-    assert "the decision waiting to land is 48 s past its delay" in late.reason
+    assert (inputs["overdue"], inputs["landing"], inputs["delay"]) == (79.0 - 1.0 - 30.0, 0.0, 30.0)
+    assert "the decision waiting to land is 48 s past its 30 s delay" in late.reason
+
+
+def test_a_decision_past_an_unstated_delay_names_the_delay_it_is_past() -> None:
+    """With no delay stated and none measured yet the model plans on the policy's prior of
+    0 s (``scaling.policy.DELAY``), so a pending decision is overdue from its first second;
+    the prose names that 0 s rather than an unnamed "delay", and once a decision has landed
+    the delay measured is the one in the record (landed between the samples at 6 and 13 s: 5 s,
+    from the decision to the last sample it had not landed by, ``scaling.watch``)."""
+    scaler = Scaler(make_filter("raw"), ThresholdPolicy(capacity=50.0, restart=0.0), operators=8)
+    scaler.observe(400.0, 0.0, backlog=0.0, running=8, processed=400.0)
+    scaler.observe(700.0, 1.0, backlog=3000.0, running=8, processed=400.0)
+    waiting = scaler.observe(700.0, 6.0, backlog=3000.0, running=8, processed=400.0)
+    assert waiting.explain is not None and waiting.explain["inputs"]["delay"] == 0.0
+    assert "is 5 s past its 0 s delay" in waiting.reason
+    decided = waiting.operators
+    landed = scaler.observe(700.0, 13.0, backlog=2000.0, running=decided, processed=700.0)
+    assert landed.explain is not None and landed.explain["inputs"]["delay"] == 5.0
