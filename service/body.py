@@ -23,6 +23,7 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from service.errors import ServiceError
 from service.models import FieldError
@@ -39,6 +40,24 @@ JSON_ALLOWED = "application/json (UTF-8)"
 
 class JSONRequest(Request):
     """A request whose ``json()`` is the strict, bounded parse described in the module."""
+
+    async def body(self) -> bytes:
+        """The body, read as Starlette's ``Request.body`` reads it (``ClientDisconnect`` when
+        the client goes first), without the async generator it reads through: making,
+        registering and closing one took 5.2 us of a 1-sample POST, this loop 1.5 (issue 32,
+        session 30)."""
+        if not hasattr(self, "_body"):
+            chunks: list[bytes] = []
+            more = True
+            while more:
+                message = await self.receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientDisconnect()
+                if message["type"] == "http.request":
+                    chunks.append(message.get("body", b""))
+                    more = message.get("more_body", False)
+            self._body = b"".join(chunks)
+        return self._body
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):

@@ -93,7 +93,7 @@ async def _answer(request: JSONRequest, stream_id: str) -> Response:
             errors.extend(refused)
     if errors or batch is None:
         raise RequestValidationError(errors, body=document)
-    return await apply_batch(request.state.streams, stream_id, batch.samples)
+    return await apply_batch(request.scope["state"]["streams"], stream_id, batch.samples)
 
 
 def _validated(
