@@ -40,7 +40,6 @@ The gauges are restored from storage when the app starts; the counters count fro
 
 from __future__ import annotations
 
-import collections
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -192,10 +191,16 @@ class Metrics:
         them (unless ``counted`` is false: decisions restored, counted before); set its gauges
         to the last one."""
         if counted:
-            codes = collections.Counter(decision.code for decision in decisions)
+            # A dict, not a collections.Counter, and one loop below, not a generator per
+            # report and direction: 3.5 us instead of 6.2 for a 1-sample batch (issue 32,
+            # session 30).
+            codes: dict[str, int] = {}
+            for decision in decisions:
+                codes[decision.code] = codes.get(decision.code, 0) + 1
             for code, count in codes.items():
-                if code in self._code_series:
-                    self._code_series[code].inc(count)
+                known = self._code_series.get(code)
+                if known is not None:
+                    known.inc(count)
         series = self._stream_series.get(stream_id)
         if series is not None:
             series.decided(decisions, counted)
@@ -272,16 +277,24 @@ class _StreamSeries:
         self._child("filtered").set(last.filtered)
         self._child("operators").set(last.operators)
         self._child("volume").set(last.volume)
-        running = next((d.running for d in reversed(decisions) if d.running is not None), None)
+        running = backlog = None  # the last reported, looked for from the last decision back
+        for decision in reversed(decisions):
+            if running is None:
+                running = decision.running
+            if backlog is None:
+                backlog = decision.backlog
+            if running is not None and backlog is not None:
+                break
         if running is not None:
             self._child("running").set(running)
-        backlog = next((d.backlog for d in reversed(decisions) if d.backlog is not None), None)
         if backlog is not None:
             self._child("backlog").set(backlog)
-        for direction in _DIRECTIONS if counted else ():
-            count = sum(decision.action == direction for decision in decisions)
-            if count:
-                self._child(direction).inc(count)
+        if counted:
+            actions: list[str] = [decision.action for decision in decisions]
+            for direction in _DIRECTIONS:
+                count = actions.count(direction)
+                if count:
+                    self._child(direction).inc(count)
 
 
 class RequestMetricsMiddleware:
