@@ -12,6 +12,7 @@ answers 503), ``StorageBusy`` (a writer the caller chose not to wait for) and ``
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -20,6 +21,13 @@ from typing import Any
 
 # What the readiness probe writes after a failed write: room for a few small batches.
 _PROBE_BYTES = 64 * 1024
+
+
+def new_revision() -> str:
+    """A stream's next revision: 128 random bits as 32 hex digits, as ``uuid.uuid4().hex``
+    spelled them, without building the UUID object, which cost four times the random bytes
+    (4.2 against 0.8 us, once a batch; issue 32)."""
+    return os.urandom(16).hex()
 
 
 class StaleRevision(Exception):

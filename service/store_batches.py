@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Sequence
 from contextlib import closing
 from typing import Any
 
 from scaling import Decision
-from service.database import Database, StaleRevision
+from service.database import Database, StaleRevision, new_revision
 from service.rows import (
     APPLIED_COLUMNS,
     DECISION_COLUMNS,
@@ -95,7 +94,7 @@ class BatchStore(Database):
         (storing nothing) instead of waiting for another writer.
         """
         last = decisions[-1]
-        new_revision = uuid.uuid4().hex
+        next_revision = new_revision()
         encoded = None if state is None else dumps_state(state)
         with self._writing(stream_id, wait=wait) as db:
             # The update takes the stream's row lock (PostgreSQL) before the condition is
@@ -104,7 +103,7 @@ class BatchStore(Database):
                 db,
                 "UPDATE streams SET operators = ?, t = ?, retained = retained + ?, revision = ? "
                 "WHERE id = ? AND revision = ? RETURNING retained",
-                (last.operators, last.t, len(decisions), new_revision, stream_id, revision),
+                (last.operators, last.t, len(decisions), next_revision, stream_id, revision),
             ).fetchall()
             if not updated:
                 raise StaleRevision(stream_id)
@@ -118,7 +117,7 @@ class BatchStore(Database):
             excess = updated[0][0] - retention
             if excess > 0:
                 self._prune(db, stream_id, excess)
-        return new_revision
+        return next_revision
 
     def _prune(self, db: Any, stream_id: str, excess: int) -> None:
         """Delete the stream's ``excess`` oldest decisions, of those its checkpoint has taken,

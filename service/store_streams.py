@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from typing import Any, Literal
 
 from scaling import same_spec
-from service.database import Database
+from service.database import Database, new_revision
 from service.rows import STREAM_COLUMNS, StoredStream, dumps_state, stored_stream
 
 _RESPELL = "UPDATE streams SET spec = ?, revision = ? WHERE id = ?"  # the same spec, as now
@@ -39,7 +38,7 @@ class StreamStore(Database):
         before, then rewritten) and ``initial_operators``, else ``"different"``. Two replicas
         creating one stream at once: one creates it, the other finds it."""
         encoded_spec, encoded_state = json.dumps(spec), dumps_state(state)
-        revision = uuid.uuid4().hex
+        revision = new_revision()
         with self._writing() as db:
             # Creates the row, or locks it (the no-op update takes its lock in the same statement,
             # so no replica deletes it in between) until this commits. Our revision back: created.
@@ -57,13 +56,13 @@ class StreamStore(Database):
                     if existing[1] != initial_operators or not same_spec(stored, spec):
                         return "different"
                     if stored != spec:
-                        self._run(db, _RESPELL, (encoded_spec, uuid.uuid4().hex, stream_id))
+                        self._run(db, _RESPELL, (encoded_spec, new_revision(), stream_id))
                     return "unchanged"
                 self._run(
                     db,
                     "UPDATE streams SET spec = ?, initial_operators = ?, operators = ?, "
                     "t = NULL, retained = 0, revision = ? WHERE id = ?",
-                    (encoded_spec, initial_operators, initial_operators, uuid.uuid4().hex,
+                    (encoded_spec, initial_operators, initial_operators, new_revision(),
                      stream_id),
                 )  # fmt: skip
                 self._run(db, "DELETE FROM decisions WHERE stream = ?", (stream_id,))
