@@ -152,6 +152,12 @@ class Settings(BaseSettings, PullSettings):
         "samples survive power loss too, at about 0.2 ms per write; off, they survive the "
         "process being killed.",
     )
+    telemetry: bool = Field(
+        default=False,
+        description="FastAPI's own OpenTelemetry spans, metrics and logs, through the global "
+        "providers that an OpenTelemetry SDK (e.g. opentelemetry-instrument) sets up; off, "
+        "requests skip the check for them, about 5 us each.",
+    )
     grpc_port: int | None = Field(
         default=None,
         ge=1,
