@@ -264,8 +264,8 @@ class Scaler:
         noise = self.filter.noise or 0.0
         restart = self.watch.restart(t, policy.restart, UP)
         typical = self.cadence.typical  # the interval the noise is a sample's over
-        lands_in, overdue = self.watch.waiting(t, policy.delay)
-        delay = self.watch.actuation(t, policy.delay)  # the one waiting() counts from
+        delay = self.watch.actuation(t, policy.delay)
+        lands_in, overdue = self.watch.waiting(t, delay)
         trend = self.trend
         outlook = Outlook(
             level=filtered,

@@ -193,13 +193,13 @@ class Watch:
 
     def landing(self, t: float, prior: float = 0.0) -> float:
         """Seconds until an operation decided at ``t`` lands (``waiting``'s first)."""
-        return self.waiting(t, prior)[0]
+        return self.waiting(t, self.actuation(t, prior))[0]
 
-    def waiting(self, t: float, prior: float = 0.0) -> tuple[float, float]:
-        """Seconds until an operation decided at ``t`` lands: the actuation delay (``prior``
-        until one is measured), less what a pending one has waited (it keeps its due time when
-        re-targeted), 0 for one past that; and the seconds it is past that, 0 when none is
-        pending or it is not due yet.
+    def waiting(self, t: float, delay: float) -> tuple[float, float]:
+        """Seconds until an operation decided at ``t`` lands: the actuation ``delay``
+        (``actuation``'s, which the caller has), less what a pending one has waited (it keeps
+        its due time when re-targeted), 0 for one past that; and the seconds it is past that, 0
+        when none is pending or it is not due yet.
 
         The second is told, not priced: a decision that cannot land (a sixth executor where
         there is room for five) shows as such in its record. (Priced as landing in as long
@@ -211,10 +211,9 @@ class Watch:
         >>> watch.seen(0.0, 4, 4, last_t=None)
         False
         >>> watch.decided(0.0, 4, 6, reported=True)
-        >>> [watch.waiting(t, 30.0) for t in (10.0, 30.0, 50.0)]
+        >>> [watch.waiting(t, watch.actuation(t, 30.0)) for t in (10.0, 30.0, 50.0)]
         [(20.0, 0.0), (0.0, 0.0), (0.0, 20.0)]
         """
-        delay = self.actuation(t, prior)
         if self.decided_at is None:
             return delay, 0.0
         left = delay - (t - self.decided_at)
