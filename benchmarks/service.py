@@ -13,6 +13,9 @@ Sections (``--only`` picks some; all by default):
   default filter (``changepoint`` + ``confidence``), whose state is larger.
 * ``writepath`` (``benchmarks.service_writepath``): CPU per batch of the write path alone (in
   process, no HTTP), this checkout and ``--baseline``'s.
+* ``cpu`` (``benchmarks.service_cpu``): the server's own CPU per 1-sample POST over loopback,
+  one keep-alive client, ``--rounds`` rounds of 3,000 POSTs; with ``--baseline`` both
+  checkouts serve side by side, rounds A B B A, and the ratios of the round pairs are printed.
 * ``load`` (``benchmarks.service_load``): loading a stream after a crash, between two
   checkpoints, at each ``checkpoint_samples`` N up to the largest allowed. Target: <= 50 ms
   at the largest N.
@@ -40,6 +43,7 @@ Sections (``--only`` picks some; all by default):
     .venv/bin/python -m benchmarks.service --only replicas --seconds 5 --rounds 5
     .venv/bin/python -m benchmarks.service --only throughput --baseline /tmp/base  # vs a checkout
     .venv/bin/python -m benchmarks.service --only throughput --baseline /tmp/base --pairs 6
+    .venv/bin/python -m benchmarks.service --only cpu --rounds 10 --baseline /tmp/base
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.service_attack import attack, bodies
+from benchmarks.service_cpu import server_cpu
 from benchmarks.service_fuzz import fuzz
 from benchmarks.service_load import crash_load
 from benchmarks.service_replicas import replicas
@@ -61,6 +66,7 @@ def main() -> None:
     sections = [
         "throughput",
         "writepath",
+        "cpu",
         "load",
         "attack",
         "fuzz",
@@ -76,7 +82,7 @@ def main() -> None:
     parser.add_argument(
         "--database-url", help="PostgreSQL for replicas (default: a server of its own)"
     )
-    parser.add_argument("--rounds", type=int, default=3, help="replicas: (%(default)s)")
+    parser.add_argument("--rounds", type=int, default=3, help="replicas, cpu: (%(default)s)")
     parser.add_argument(
         "--pairs",
         type=int,
@@ -86,7 +92,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         type=Path,
-        help="throughput, writepath: another steadyscale checkout measured in the same run",
+        help="throughput, writepath, cpu: another steadyscale checkout measured in the same run",
     )
     args = parser.parse_args()
     chosen = args.only.split(",")
@@ -96,6 +102,7 @@ def main() -> None:
     runs: dict[str, Callable[[], None]] = {
         "throughput": lambda: throughput(args.seconds, args.baseline, args.pairs),
         "writepath": lambda: write_path(args.baseline),
+        "cpu": lambda: server_cpu(args.baseline, rounds=args.rounds),
         "load": crash_load,
         "attack": attack,
         "fuzz": lambda: fuzz(args.fuzz_examples),
