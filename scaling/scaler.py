@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -17,9 +16,10 @@ from scaling.guards import Guard
 from scaling.limits import through_guards, within_bounds
 from scaling.measure import DOWN, UP, level_error
 from scaling.outlook import Outlook
-from scaling.policy import ROUNDING_TOLERANCE, ThresholdPolicy
+from scaling.policy import ThresholdPolicy
 from scaling.scaler_state import checked, load_parts, optional
 from scaling.spec import read_spec
+from scaling.threshold import threshold_decision
 from scaling.trend import Trend
 from scaling.watch import Watch
 
@@ -170,7 +170,10 @@ class Scaler:
             weight = self.cadence.seen(interval)
         filtered, spread = self._filter(volume, t, weight, backlog is not None)
         if backlog is None:
-            operators, code, reason, explain = self._threshold(filtered, spread, previous, t)
+            landing = decided if self.watch.decided_at is not None else None
+            operators, code, reason, explain = threshold_decision(
+                self.policy, self.guards, filtered, spread, previous, t, landing
+            )
         else:
             policy, watch, interval = self.policy, self.watch, self._interval
             capacity = policy.capacity
@@ -219,30 +222,6 @@ class Scaler:
             warm = spread is not None or not denoiser.reports_spread
             trend.follow(volume, filtered, None if last_t is None else t - last_t, warm)
         return filtered, spread
-
-    def _threshold(
-        self, filtered: float, spread: float | None, previous: int, t: float
-    ) -> tuple[int, str, str, dict[str, Any]]:
-        """A volume alone: the paper's threshold, then the guards, then the bounds."""
-        policy = self.policy
-        needed = policy.needed(filtered)
-        relation = ">" if needed > previous else "<" if needed < previous else "="
-        reasons = [f"filtered {filtered:.1f} needs {needed} {relation} {previous}"]
-        landing = self._operators if self.watch.decided_at is not None else None
-        target, given, since = through_guards(
-            self.guards, needed, previous, filtered, t, policy, spread, reasons, True, landing
-        )
-        explain = {
-            "model": "threshold",
-            "inputs": {"filtered": filtered, "spread": spread},
-            "needed": needed,
-        }
-        operators = within_bounds(policy, target, since, t, reasons, given)
-        unbounded = math.ceil(filtered / policy.capacity - ROUNDING_TOLERANCE)
-        bounded = operators != target or needed != unbounded
-        pending = operators == landing != previous
-        code = reason_code(operators, previous, pending, needed, target != needed, bounded)
-        return operators, code, "; ".join(reasons), explain
 
     def _cost(
         self,
