@@ -191,10 +191,6 @@ class Watch:
         ``prior`` (the policy's ``delay``)."""
         return estimate(self._actuations, t, prior)
 
-    def landing(self, t: float, prior: float = 0.0) -> float:
-        """Seconds until an operation decided at ``t`` lands (``waiting``'s first)."""
-        return self.waiting(t, self.actuation(t, prior))[0]
-
     def waiting(self, t: float, delay: float) -> tuple[float, float]:
         """Seconds until an operation decided at ``t`` lands: the actuation ``delay``
         (``actuation``'s, which the caller has), less what a pending one has waited (it keeps

@@ -21,6 +21,12 @@ from scaling.measure import (
 from scaling.watch import Watch
 
 
+def landing(watch: Watch, t: float) -> float:
+    """Seconds until an operation decided at ``t`` lands, as the Scaler prices it: the delay
+    measured (none stated), less what a pending decision has waited."""
+    return watch.waiting(t, watch.actuation(t))[0]
+
+
 def decided_at(t: float, running: int, operators: int) -> Watch:
     """A Watch that has seen ``running`` reported at ``t - 1`` and a decision of ``operators``
     at ``t``."""
@@ -32,19 +38,19 @@ def decided_at(t: float, running: int, operators: int) -> Watch:
 
 def test_the_actuation_delay_is_measured_when_the_decided_count_lands() -> None:
     watch = decided_at(100.0, 8, 9)
-    assert watch.landing(100.0) == 0.0  # nothing measured yet: taken to land at once
+    assert landing(watch, 100.0) == 0.0  # nothing measured yet: taken to land at once
     for t in range(101, 130):  # still 8: not landed
         assert watch.seen(float(t), 8, 9, last_t=t - 1.0) is False
-    assert watch.landing(129.0) == 0.0 and watch.decided_at == 100.0
+    assert landing(watch, 129.0) == 0.0 and watch.decided_at == 100.0
     assert watch.seen(130.0, 9, 9, last_t=129.0) is True
     # Landed between 129 and 130: dated from the last sample without it.
     assert watch.actuation(130.0) == 29.0 and watch.decided_at is None
     assert watch.state_dict()["actuations"] == [[130.0, 29.0]]
     # The next decision is planned to land 29 s after it; a pending one keeps its due time.
     watch.decided(200.0, 9, 11, reported=True)
-    assert watch.landing(200.0) == 29.0 and watch.landing(210.0) == 19.0
+    assert landing(watch, 200.0) == 29.0 and landing(watch, 210.0) == 19.0
     watch.decided(210.0, 9, 12, reported=True)  # re-targeted: its decision time is kept
-    assert watch.decided_at == 200.0 and watch.landing(240.0) == 0.0
+    assert watch.decided_at == 200.0 and landing(watch, 240.0) == 0.0
 
 
 def test_a_count_nobody_decided_measures_no_delay_but_restarts() -> None:
@@ -120,7 +126,7 @@ def test_the_watch_state_round_trips_through_json() -> None:
     restored.load_state_dict(state)
     assert restored.state_dict() == watch.state_dict()
     assert restored.restart(20.0, 20.0) == watch.restart(20.0, 20.0) == 3.0
-    assert restored.landing(20.0) == watch.landing(20.0) == 11.0
+    assert landing(restored, 20.0) == landing(watch, 20.0) == 11.0
 
 
 def landed_at(t: float) -> Watch:
