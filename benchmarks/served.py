@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
+import numpy as np
 
 STREAM = {
     "filter": {"name": "tvd"},
@@ -25,6 +26,18 @@ STREAM = {
 # A stream as a user who leaves the filter out gets it (changepoint + confidence).
 DEFAULT_STREAM = {"policy": {"capacity": 50.0, "min_operators": 1}, "operators": 4}
 JSON = {"content-type": "application/json"}
+# The volumes the load posts, one per second of stream time: a level of 300 records/s with
+# noise of deviation 50 (as benchmarks.service_writepath's), repeating every 4,096 s. Not a
+# pattern such as 300 + t % 7, whose differences repeat: the noise estimator of a tvd filter can
+# find its window unchanged there, which no noisy stream offers (session 31).
+_VOLUMES = np.random.default_rng(1).normal(300.0, 50.0, 4096).clip(0.0).tolist()
+
+
+def volume(t: int) -> float:
+    """The volume the load posts at second ``t`` of a stream."""
+    return float(_VOLUMES[t % 4096])
+
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.served import JSON, STREAM, Served
+from benchmarks.served import JSON, STREAM, Served, volume
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -39,9 +39,7 @@ def post(port: int, count: int, clock: list[int], batch: int) -> None:
         for _ in range(count):
             start = clock[0]
             clock[0] += batch
-            samples = [
-                {"t": float(start + i), "volume": 300.0 + (start + i) % 7} for i in range(batch)
-            ]
+            samples = [{"t": float(start + i), "volume": volume(start + i)} for i in range(batch)]
             body = json.dumps({"samples": samples}).encode()
             connection.request("POST", "/v1/streams/s/samples", body, JSON)
             answer = connection.getresponse()

@@ -34,7 +34,16 @@ import httpx
 import numpy as np
 from fastapi import FastAPI
 
-from benchmarks.served import DEFAULT_STREAM, JSON, STREAM, Served, cpu_seconds, free_port, start
+from benchmarks.served import (
+    DEFAULT_STREAM,
+    JSON,
+    STREAM,
+    Served,
+    cpu_seconds,
+    free_port,
+    start,
+    volume,
+)
 
 bare = FastAPI()
 
@@ -105,7 +114,7 @@ def drive(
                 done += 1
                 for path in mine:
                     t0 = clock[path]
-                    body = {"samples": [{"t": float(t0 + i), "volume": 300.0 + (t0 + i) % 7}
+                    body = {"samples": [{"t": float(t0 + i), "volume": volume(t0 + i)}
                                         for i in range(batch)]}  # fmt: skip
                     began = time.perf_counter()
                     connection.request("POST", path, json.dumps(body).encode(), JSON)
