@@ -1,4 +1,5 @@
-"""The noise estimate's median distance, selected by bisection, is the plain sort's float."""
+"""The noise estimate's median distance, selected by bisection from any hint, is the plain
+sort's float."""
 
 from __future__ import annotations
 
@@ -58,7 +59,13 @@ def test_the_bisection_picks_the_merges_middle_for_any_sorted_run(size: int) -> 
         if trial % 3 == 0:  # zeros of either sign, in any order among themselves
             ordered = [chance.choice((0.0, -0.0)) if d == 0 else d for d in ordered]
         centre = sorted_median(ordered)
-        assert bits(_SCALE * _median_distance(ordered, centre)) == bits(plain(ordered))
+        expected = bits(plain(ordered))
+        distance, taken = _median_distance(ordered, centre)
+        assert bits(_SCALE * distance) == expected
+        # Whatever the last update's split was, the hint leads to the same one.
+        for hint in range(size // 2 + 2):
+            assert _median_distance(ordered, centre, hint) == (distance, taken)
+            assert bits(_SCALE * _median_distance(ordered, centre, hint)[0]) == expected
 
 
 @pytest.mark.parametrize("window", (8, 13, 120))
