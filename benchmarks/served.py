@@ -30,12 +30,12 @@ JSON = {"content-type": "application/json"}
 # noise of deviation 50 (as benchmarks.service_writepath's), repeating every 4,096 s. Not a
 # pattern such as 300 + t % 7, whose differences repeat: the noise estimator of a tvd filter can
 # find its window unchanged there, which no noisy stream offers (session 31).
-_VOLUMES = np.random.default_rng(1).normal(300.0, 50.0, 4096).clip(0.0).tolist()
+_VOLUMES: list[float] = np.random.default_rng(1).normal(300.0, 50.0, 4096).clip(0.0).tolist()
 
 
 def volume(t: int) -> float:
     """The volume the load posts at second ``t`` of a stream."""
-    return float(_VOLUMES[t % 4096])
+    return _VOLUMES[t % 4096]
 
 
 ROOT = Path(__file__).resolve().parent.parent
